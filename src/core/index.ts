@@ -13,4 +13,5 @@ export {
   LABEL_TIMESTAMP_NS,
   FRAME_GARBAGE_COLLECTION,
 } from './labels.js';
+export type { SpanCounterSource } from './counters.js';
 export type { WindowProfile, TailSpanRef, ContextMode, AttributeValue } from './window.js';
