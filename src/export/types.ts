@@ -9,10 +9,31 @@ export type ExportOutcome =
 /**
  * Receives finished (already scrubbed) windows. Implementations never throw:
  * failures come back as an outcome and are counted by the caller.
+ *
+ * The promise of `export()` settles when the window was delivered, dropped
+ * from the exporter's bounded queue, or given up on; callers must not wait for
+ * it before handing over the next window.
  */
 export interface ProfileExporter {
   readonly name: string;
   export(window: WindowProfile): Promise<ExportOutcome>;
   /** Deliver what is queued, within `deadlineMs`, then release resources. Idempotent. */
   shutdown(deadlineMs: number): Promise<void>;
+  /** Exporter-specific counters (queued bytes, drops, retries ...). */
+  stats?(): Readonly<Record<string, number>>;
+}
+
+/**
+ * The policy stage every window goes through once before any exporter sees
+ * it. Returns a scrubbed copy; the input window is left untouched.
+ */
+export interface WindowScrubber {
+  scrub(window: WindowProfile): WindowProfile;
+  stats?(): Readonly<Record<string, number>>;
+}
+
+export const SUCCESS: ExportOutcome = Object.freeze({ kind: 'success' });
+
+export function failure(reason: string): ExportOutcome {
+  return { kind: 'failure', reason };
 }

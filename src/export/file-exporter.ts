@@ -1,0 +1,227 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Diagnostics } from '../core/diagnostics.js';
+import { describe } from '../core/diagnostics.js';
+import type { WindowProfile } from '../core/window.js';
+import { encodeWindowPprof } from '../profile/index.js';
+import type { FileKind } from './file-names.js';
+import { parseWindowFileName, TEMP_PREFIX, windowFileName } from './file-names.js';
+import { Lane } from './lane.js';
+import { RetentionIndex } from './retention.js';
+import type { ExportOutcome, ProfileExporter } from './types.js';
+import { failure, SUCCESS } from './types.js';
+
+export type FileFormat = 'pprof' | 'otlp';
+
+export interface FileExporterOptions {
+  /** Output folder; created (recursively) if missing. */
+  readonly dir: string;
+  /** What to write per window; default `['pprof']`. `otlp` needs `encodeOtlp`. */
+  readonly formats?: readonly FileFormat[];
+  /** Encodes a window as an OTLP ExportProfilesServiceRequest. */
+  readonly encodeOtlp?: (window: WindowProfile) => Promise<Uint8Array> | Uint8Array;
+  /** Retention: at most this many files in `dir` (default 1000). */
+  readonly maxFiles?: number;
+  /** Retention: at most this many bytes of files in `dir` (default 256 MiB). */
+  readonly maxBytes?: number;
+  /** Windows waiting to be written; the oldest is dropped beyond this (default 16). */
+  readonly maxQueuedWindows?: number;
+  /** Distinct pinned profile ids kept at most (default 10000). */
+  readonly maxPins?: number;
+  readonly diagnostics: Diagnostics;
+  /** Exporter name in stats and diagnostics (default `file`). */
+  readonly name?: string;
+}
+
+const MiB = 1024 * 1024;
+const STALE_TEMP_MS = 10 * 60_000;
+
+/**
+ * Writes each window to its own files in a folder: gzip pprof (`*.pb.gz`,
+ * plus `*.heap.pb.gz` / `*.offcpu.pb.gz`) and optionally the OTLP request
+ * (`*.otlp.pb`). Each file appears atomically (temp file + rename). The folder
+ * is kept within a file count and a byte budget by deleting the oldest
+ * windows first, except windows pinned because their tail spans still point
+ * at them.
+ */
+export class FileExporter implements ProfileExporter {
+  readonly name: string;
+  readonly dir: string;
+  readonly #formats: ReadonlySet<FileFormat>;
+  readonly #encodeOtlp: FileExporterOptions['encodeOtlp'];
+  readonly #diagnostics: Diagnostics;
+  readonly #retention: RetentionIndex;
+  readonly #lane: Lane<WindowProfile>;
+  readonly #pins = new Map<string, number>();
+  readonly #maxPins: number;
+  #ready: Promise<void> | undefined;
+  #shutdown: Promise<void> | undefined;
+  #counters = { windowsWritten: 0, filesWritten: 0, bytesWritten: 0, filesDeleted: 0, writeErrors: 0, pinsRefused: 0 };
+
+  constructor(options: FileExporterOptions) {
+    this.name = options.name ?? 'file';
+    this.dir = options.dir;
+    this.#formats = new Set(options.formats ?? ['pprof']);
+    this.#encodeOtlp = options.encodeOtlp;
+    this.#diagnostics = options.diagnostics;
+    this.#maxPins = options.maxPins ?? 10_000;
+    this.#retention = new RetentionIndex({
+      maxFiles: options.maxFiles ?? 1000,
+      maxBytes: options.maxBytes ?? 256 * MiB,
+    });
+    this.#lane = new Lane(
+      { maxItems: options.maxQueuedWindows ?? 16, maxBytes: Number.MAX_SAFE_INTEGER },
+      (w) => this.#write(w),
+    );
+  }
+
+  export(window: WindowProfile): Promise<ExportOutcome> {
+    return this.#lane.enqueue(window, 0);
+  }
+
+  /**
+   * Keep the files of `profileId` out of retention until `unpin` (counted:
+   * pin twice, unpin twice). Pinning an id not yet written is fine.
+   */
+  pin(profileId: string): void {
+    const n = this.#pins.get(profileId);
+    if (n === undefined && this.#pins.size >= this.#maxPins) {
+      this.#counters.pinsRefused++;
+      this.#diagnostics.count(`export.${this.name}.pins_refused`);
+      return;
+    }
+    this.#pins.set(profileId, (n ?? 0) + 1);
+  }
+
+  unpin(profileId: string): void {
+    const n = this.#pins.get(profileId);
+    if (n === undefined) return;
+    if (n <= 1) this.#pins.delete(profileId);
+    else this.#pins.set(profileId, n - 1);
+  }
+
+  isPinned(profileId: string): boolean {
+    return this.#pins.has(profileId);
+  }
+
+  /** Waits for queued windows to be written. */
+  flush(): Promise<void> {
+    return this.#lane.idle();
+  }
+
+  shutdown(deadlineMs: number): Promise<void> {
+    this.#shutdown ??= this.#doShutdown(deadlineMs);
+    return this.#shutdown;
+  }
+
+  stats(): Readonly<Record<string, number>> {
+    const lane = this.#lane.stats();
+    return {
+      ...this.#counters,
+      queued: lane.queued,
+      dropped: lane.dropped,
+      filesOnDisk: this.#retention.count,
+      bytesOnDisk: this.#retention.bytes,
+      pinned: this.#pins.size,
+    };
+  }
+
+  async #doShutdown(deadlineMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadlineMs));
+      timer.unref();
+    });
+    await Promise.race([this.#lane.idle(), deadline]);
+    clearTimeout(timer);
+    this.#lane.close('dropped: file exporter shut down');
+  }
+
+  #prepare(): Promise<void> {
+    this.#ready ??= this.#scan();
+    return this.#ready;
+  }
+
+  /** Create the folder and index files left by an earlier run, so retention spans restarts. */
+  async #scan(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const names = await readdir(this.dir);
+    for (const name of names) {
+      try {
+        if (name.startsWith(TEMP_PREFIX)) {
+          // Left by a crashed writer; a fresh one may belong to a live process.
+          const t = await stat(join(this.dir, name));
+          if (Date.now() - t.mtimeMs > STALE_TEMP_MS) await unlink(join(this.dir, name));
+          continue;
+        }
+        const parsed = parseWindowFileName(name);
+        if (parsed === undefined) continue;
+        const s = await stat(join(this.dir, name));
+        if (s.isFile()) this.#retention.add({ name, profileId: parsed.profileId, bytes: s.size });
+      } catch {
+        // A file that vanished meanwhile is simply not indexed.
+      }
+    }
+  }
+
+  async #write(window: WindowProfile): Promise<ExportOutcome> {
+    try {
+      try {
+        await this.#prepare();
+      } catch (err) {
+        this.#ready = undefined; // try creating the folder again next time
+        throw err;
+      }
+      const files: { name: string; bytes: Uint8Array }[] = [];
+      if (this.#formats.has('pprof')) {
+        for (const part of await encodeWindowPprof(window)) {
+          files.push({ name: windowFileName(window.startUnixNs, window.profileId, part.kind), bytes: part.bytes });
+        }
+      }
+      if (this.#formats.has('otlp') && this.#encodeOtlp !== undefined) {
+        const bytes = await this.#encodeOtlp(window);
+        files.push({ name: windowFileName(window.startUnixNs, window.profileId, 'otlp' satisfies FileKind), bytes });
+      }
+      for (const f of files) await this.#writeAtomic(f.name, f.bytes);
+      this.#counters.windowsWritten++;
+      await this.#enforceRetention();
+      return SUCCESS;
+    } catch (err) {
+      this.#counters.writeErrors++;
+      this.#diagnostics.error(`export.${this.name}`, err);
+      return failure(describe(err));
+    }
+  }
+
+  async #writeAtomic(name: string, bytes: Uint8Array): Promise<void> {
+    const tmp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+    try {
+      await writeFile(tmp, bytes, { mode: 0o600 });
+      await rename(tmp, join(this.dir, name));
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') this.#ready = undefined; // folder was removed
+      throw err;
+    }
+    this.#retention.remove(name); // rewriting the same window replaces its entry
+    this.#retention.add({ name, profileId: parseWindowFileName(name)?.profileId ?? '', bytes: bytes.byteLength });
+    this.#counters.filesWritten++;
+    this.#counters.bytesWritten += bytes.byteLength;
+  }
+
+  async #enforceRetention(): Promise<void> {
+    for (const f of this.#retention.plan((id) => this.#pins.has(id))) {
+      try {
+        await unlink(join(this.dir, f.name));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+          this.#diagnostics.error(`export.${this.name}.retention`, err);
+          continue;
+        }
+      }
+      this.#retention.remove(f.name);
+      this.#counters.filesDeleted++;
+    }
+  }
+}

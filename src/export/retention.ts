@@ -1,0 +1,66 @@
+/** Limits on what the file exporter keeps on disk. */
+export interface RetentionLimits {
+  readonly maxFiles: number;
+  readonly maxBytes: number;
+}
+
+export interface RetainedFile {
+  readonly name: string;
+  readonly profileId: string;
+  readonly bytes: number;
+}
+
+/**
+ * The set of files on disk, oldest first (names sort by time). `plan()` says
+ * which to delete to get back under the limits: oldest first, never a pinned
+ * window's files, never the files of the newest window.
+ */
+export class RetentionIndex {
+  readonly #limits: RetentionLimits;
+  #files: RetainedFile[] = [];
+  #bytes = 0;
+
+  constructor(limits: RetentionLimits) {
+    this.#limits = limits;
+  }
+
+  add(file: RetainedFile): void {
+    // Names carry the start time, so this keeps the list sorted even when a
+    // scan of an existing folder adds files in directory order.
+    const i = this.#files.findIndex((f) => f.name > file.name);
+    if (i === -1) this.#files.push(file);
+    else this.#files.splice(i, 0, file);
+    this.#bytes += file.bytes;
+  }
+
+  remove(name: string): void {
+    const i = this.#files.findIndex((f) => f.name === name);
+    if (i === -1) return;
+    const [f] = this.#files.splice(i, 1);
+    if (f) this.#bytes -= f.bytes;
+  }
+
+  /** Files to delete, oldest first; the caller removes each once deleted. */
+  plan(isPinned: (profileId: string) => boolean): RetainedFile[] {
+    const newest = this.#files[this.#files.length - 1]?.profileId;
+    let count = this.#files.length;
+    let bytes = this.#bytes;
+    const out: RetainedFile[] = [];
+    for (const f of this.#files) {
+      if (count <= this.#limits.maxFiles && bytes <= this.#limits.maxBytes) break;
+      if (f.profileId === newest || isPinned(f.profileId)) continue;
+      out.push(f);
+      count--;
+      bytes -= f.bytes;
+    }
+    return out;
+  }
+
+  get count(): number {
+    return this.#files.length;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+}
