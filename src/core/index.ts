@@ -15,3 +15,6 @@ export {
 } from './labels.js';
 export type { SpanCounterSource } from './counters.js';
 export type { WindowProfile, TailSpanRef, ContextMode, AttributeValue } from './window.js';
+export {
+  Profile,
+  Sample, Label, Location, Line, Function, Mapping, ValueType, StringTable } from './pprof.js';

@@ -1,4 +1,4 @@
-import type { Profile } from 'pprof-format';
+import type { Profile } from './pprof.js';
 
 /** How the sampler learns the active span. */
 export type ContextMode = 'async-context-frame' | 'async-hooks';

@@ -1,0 +1,156 @@
+import { ConfigError } from '../core/errors.js';
+import { Problems, envBool, envInt, envKeyValues, envString, readEnv } from './env.js';
+import type { EnvSource } from './env.js';
+
+export { readEnv, Problems } from './env.js';
+export type { EnvSource } from './env.js';
+
+/** Options accepted by `start()`. Every field is optional; env fills the gaps. */
+export interface SpanfuseOptions {
+  /** Turn spanfuse off entirely (`SPANFUSE_ENABLED`). Default true. */
+  enabled?: boolean;
+  /** `service.name` (`OTEL_SERVICE_NAME`). Default `unknown_service:node`. */
+  serviceName?: string;
+  /** Extra resource attributes (`OTEL_RESOURCE_ATTRIBUTES`). */
+  resourceAttributes?: Record<string, string>;
+  /** Folder for the embedded output (`SPANFUSE_OUTPUT_DIR`). Default `./spanfuse-out`. */
+  outputDir?: string;
+  /** Length of a profile window in ms (`SPANFUSE_WINDOW_MS`). Default 10000. */
+  windowMs?: number;
+  /** Mean time between samples in µs (`SPANFUSE_SAMPLING_INTERVAL_US`). Default 10000. */
+  samplingIntervalMicros?: number;
+  /** Collect per-sample thread CPU time (`SPANFUSE_CPU_TIME`). Default true. */
+  collectCpuTime?: boolean;
+  /**
+   * Write ended spans to `<outputDir>/spans.jsonl` when spanfuse provides the
+   * tracer provider (`SPANFUSE_SPANS_FILE`). Default true.
+   */
+  spansFile?: boolean;
+  /** Max bytes of `spans.jsonl` before it rotates to `spans.1.jsonl` (`SPANFUSE_SPANS_MAX_BYTES`). */
+  spansFileMaxBytes?: number;
+  /**
+   * Register a tracer provider when the app has none (`SPANFUSE_TRACER_PROVIDER`,
+   * `auto` or `off`). Default `auto`.
+   */
+  tracerProvider?: 'auto' | 'off';
+}
+
+export interface ResolvedConfig {
+  readonly enabled: boolean;
+  readonly serviceName: string;
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  readonly outputDir: string;
+  readonly windowMs: number;
+  readonly samplingIntervalMicros: number;
+  readonly collectCpuTime: boolean;
+  readonly spansFile: boolean;
+  readonly spansFileMaxBytes: number;
+  readonly tracerProvider: 'auto' | 'off';
+}
+
+export const DEFAULTS = {
+  windowMs: 10_000,
+  samplingIntervalMicros: 10_000,
+  outputDir: './spanfuse-out',
+  spansFileMaxBytes: 64 * 1024 * 1024,
+} as const;
+
+const WINDOW_BOUNDS = { min: 100, max: 3_600_000 };
+const INTERVAL_BOUNDS = { min: 100, max: 1_000_000 };
+const SPANS_BYTES_BOUNDS = { min: 4096, max: 2 ** 40 };
+
+/**
+ * One merge (code > env > default) and one validation. Throws a single
+ * ConfigError that lists every problem with its field and fix.
+ */
+export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = readEnv()): ResolvedConfig {
+  const problems = new Problems();
+  if (options === null || typeof options !== 'object') {
+    problems.add('options', 'expected an object of options (or nothing)');
+    throw new ConfigError(problems.list);
+  }
+
+  const enabled = pick(options.enabled, envBool(env, 'SPANFUSE_ENABLED', problems), true);
+  const serviceName = pick(options.serviceName, envString(env, 'OTEL_SERVICE_NAME'), undefined);
+  const envResource = envKeyValues(env, 'OTEL_RESOURCE_ATTRIBUTES', problems) ?? {};
+  const resourceAttributes = { ...envResource, ...(options.resourceAttributes ?? {}) };
+  const outputDir = pick(options.outputDir, envString(env, 'SPANFUSE_OUTPUT_DIR'), DEFAULTS.outputDir);
+  const windowMs = pick(options.windowMs, envInt(env, 'SPANFUSE_WINDOW_MS', problems, WINDOW_BOUNDS), DEFAULTS.windowMs);
+  const samplingIntervalMicros = pick(
+    options.samplingIntervalMicros,
+    envInt(env, 'SPANFUSE_SAMPLING_INTERVAL_US', problems, INTERVAL_BOUNDS),
+    DEFAULTS.samplingIntervalMicros,
+  );
+  const collectCpuTime = pick(options.collectCpuTime, envBool(env, 'SPANFUSE_CPU_TIME', problems), true);
+  const spansFile = pick(options.spansFile, envBool(env, 'SPANFUSE_SPANS_FILE', problems), true);
+  const spansFileMaxBytes = pick(
+    options.spansFileMaxBytes,
+    envInt(env, 'SPANFUSE_SPANS_MAX_BYTES', problems, SPANS_BYTES_BOUNDS),
+    DEFAULTS.spansFileMaxBytes,
+  );
+  const envProvider = envString(env, 'SPANFUSE_TRACER_PROVIDER');
+  if (envProvider !== undefined && envProvider !== 'auto' && envProvider !== 'off') {
+    problems.add('SPANFUSE_TRACER_PROVIDER', `expected "auto" or "off", got ${JSON.stringify(envProvider)}`);
+  }
+  const tracerProvider = pick(
+    options.tracerProvider,
+    envProvider === 'auto' || envProvider === 'off' ? envProvider : undefined,
+    'auto',
+  );
+
+  // Validate the merged values (code-supplied ones have not been checked yet).
+  checkBool(problems, 'enabled', enabled);
+  checkBool(problems, 'collectCpuTime', collectCpuTime);
+  checkBool(problems, 'spansFile', spansFile);
+  checkInt(problems, 'windowMs', windowMs, WINDOW_BOUNDS);
+  checkInt(problems, 'samplingIntervalMicros', samplingIntervalMicros, INTERVAL_BOUNDS);
+  checkInt(problems, 'spansFileMaxBytes', spansFileMaxBytes, SPANS_BYTES_BOUNDS);
+  if (typeof outputDir !== 'string' || outputDir.trim() === '') {
+    problems.add('outputDir', 'expected a non-empty folder path');
+  }
+  if (serviceName !== undefined && (typeof serviceName !== 'string' || serviceName.trim() === '')) {
+    problems.add('serviceName', 'expected a non-empty string');
+  }
+  if (tracerProvider !== 'auto' && tracerProvider !== 'off') {
+    problems.add('tracerProvider', `expected "auto" or "off", got ${JSON.stringify(tracerProvider)}`);
+  }
+  if (typeof windowMs === 'number' && typeof samplingIntervalMicros === 'number') {
+    if (samplingIntervalMicros / 1000 > windowMs / 10) {
+      problems.add('samplingIntervalMicros', `a window of ${windowMs} ms needs at least 10 samples; lower the interval or lengthen windowMs`);
+    }
+  }
+  for (const [k, v] of Object.entries(resourceAttributes)) {
+    if (typeof v !== 'string') problems.add(`resourceAttributes.${k}`, 'expected a string value');
+  }
+
+  if (problems.list.length > 0) throw new ConfigError(problems.list);
+
+  return {
+    enabled,
+    serviceName: serviceName ?? resourceAttributes['service.name'] ?? 'unknown_service:node',
+    resourceAttributes,
+    outputDir,
+    windowMs,
+    samplingIntervalMicros,
+    collectCpuTime,
+    spansFile,
+    spansFileMaxBytes,
+    tracerProvider,
+  };
+}
+
+function pick<T>(code: T | undefined, env: T | undefined, fallback: T): T {
+  if (code !== undefined) return code;
+  if (env !== undefined) return env;
+  return fallback;
+}
+
+function checkBool(problems: Problems, field: string, value: unknown): void {
+  if (typeof value !== 'boolean') problems.add(field, `expected true or false, got ${JSON.stringify(value)}`);
+}
+
+function checkInt(problems: Problems, field: string, value: unknown, b: { min: number; max: number }): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < b.min || value > b.max) {
+    problems.add(field, `expected a whole number from ${b.min} to ${b.max}, got ${JSON.stringify(value)}`);
+  }
+}

@@ -1,0 +1,6 @@
+export { detectContextMode } from './mode.js';
+export { SampleContextCache, NO_SPAN, spanNameOf } from './sample-context.js';
+export type { SampleContext } from './sample-context.js';
+export { FrameBinder, HookBinder } from './binder.js';
+export type { SamplerBinder } from './binder.js';
+export { SpanfuseContextManager } from './manager.js';

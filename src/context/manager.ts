@@ -1,0 +1,47 @@
+import { trace } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import type { SamplerBinder } from './binder.js';
+import { NO_SPAN } from './sample-context.js';
+import type { SampleContextCache, SampleContext } from './sample-context.js';
+
+/**
+ * An OpenTelemetry context manager (AsyncLocalStorage based, so `await`,
+ * timers, emitters and `context.bind` behave exactly as with the stock one)
+ * that also binds the sampler to the span of every context it enters.
+ */
+export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
+  readonly #cache: SampleContextCache;
+  #binder: SamplerBinder | undefined;
+
+  constructor(cache: SampleContextCache) {
+    super();
+    this.#cache = cache;
+  }
+
+  /** Attach (or detach, with undefined) the sampler binding. */
+  setBinder(binder: SamplerBinder | undefined): void {
+    this.#binder = binder;
+  }
+
+  /** The SampleContext of the context active now. */
+  activeSample(): SampleContext {
+    const span = trace.getSpan(this.active());
+    return span === undefined ? NO_SPAN : this.#cache.get(span);
+  }
+
+  override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    const binder = this.#binder;
+    if (binder === undefined) return super.with(context, fn, thisArg, ...args);
+    const span = trace.getSpan(context);
+    // Same span as the context we are in: the sampler is already bound.
+    if (span === trace.getSpan(this.active())) return super.with(context, fn, thisArg, ...args);
+    const sample = span === undefined ? NO_SPAN : this.#cache.get(span);
+    return binder.run(sample, () => super.with(context, fn, thisArg, ...args));
+  }
+}
