@@ -49,12 +49,19 @@ export function labelGenerator(thread: ThreadIdentity): (args: GenerateTimeLabel
     return set;
   };
 
+  // Runs inside @datadog/pprof's serializer: it must never throw, or the
+  // window is lost and the native profiler is left half-stopped.
   return ({ node, context }) => {
-    if (context === undefined) return threadLabels;
-    const s = context.context as SampleContext | undefined;
-    const base = s === undefined || s.spanId === '' || NOT_IN_SPAN.has(node.name ?? '') ? threadLabels : spanLabels(s);
-    // pprof-format takes bigint label values; the LabelSet type says number.
-    const ts = context.timestamp * 1000n as unknown as number;
-    return { ...base, [LABEL_TIMESTAMP_NS]: ts };
+    try {
+      if (context === undefined) return threadLabels;
+      const s = context.context as Partial<SampleContext> | undefined;
+      const inSpan = typeof s?.spanId === 'string' && s.spanId !== '' && !NOT_IN_SPAN.has(node.name ?? '');
+      const base = inSpan ? spanLabels(s as SampleContext) : threadLabels;
+      // pprof-format takes bigint label values; the LabelSet type says number.
+      const ts = (context.timestamp * 1000n) as unknown as number;
+      return { ...base, [LABEL_TIMESTAMP_NS]: ts };
+    } catch {
+      return threadLabels;
+    }
   };
 }

@@ -66,6 +66,11 @@ export class WallSampler {
     if (restart) this.#open();
     const wall = time.stop(restart, labelGenerator(this.#opts.thread));
     if (!restart) this.#running = false;
+    // pprof has no attribute table: say how the labels were bound in a comment.
+    wall.comment = [
+      wall.stringTable.dedup(`profiler.context.mode=${this.#opts.mode}`),
+      wall.stringTable.dedup(`profile.id=${profileId}`),
+    ];
     return {
       profileId,
       seq,

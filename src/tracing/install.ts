@@ -1,0 +1,74 @@
+import { context, ProxyTracerProvider, trace } from '@opentelemetry/api';
+import type { ContextManager, TracerProvider } from '@opentelemetry/api';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Resource } from '@opentelemetry/resources';
+
+export type ContextManagerState = 'spanfuse' | 'spanfuse-replaced-app';
+export type TracerProviderState = 'spanfuse' | 'app' | 'none';
+
+export interface TracingInstallation {
+  readonly contextManager: ContextManagerState;
+  /** Who provides spans right now: spanfuse's provider, the app's, or nobody. */
+  tracerProvider(): TracerProviderState;
+  /** spanfuse's own provider, when it installed one. */
+  readonly provider: BasicTracerProvider | undefined;
+  uninstall(): Promise<void>;
+}
+
+/**
+ * Make our context manager the global one, and, when the app has no tracer
+ * provider and `provideTracer` is set, give the API's proxy provider a
+ * delegate of ours WITHOUT registering it globally. An app that sets up its
+ * own SDK later (`NodeSDK.start()`, `provider.register()`) then registers as
+ * usual and simply replaces our delegate; nothing is refused or patched.
+ */
+export function installTracing(opts: {
+  contextManager: ContextManager;
+  provideTracer: boolean;
+  resource: Resource;
+  spanProcessors: SpanProcessor[];
+}): TracingInstallation {
+  opts.contextManager.enable();
+  let cmState: ContextManagerState = 'spanfuse';
+  if (!context.setGlobalContextManager(opts.contextManager)) {
+    // The app registered one first. Ours is the same AsyncLocalStorage manager
+    // plus the sampler binding, so take its place rather than lose labels.
+    context.disable();
+    context.setGlobalContextManager(opts.contextManager);
+    cmState = 'spanfuse-replaced-app';
+  }
+
+  const proxy = trace.getTracerProvider();
+  let provider: BasicTracerProvider | undefined;
+  if (opts.provideTracer && proxy instanceof ProxyTracerProvider && !hasDelegate(proxy)) {
+    provider = new BasicTracerProvider({ resource: opts.resource, spanProcessors: opts.spanProcessors });
+    proxy.setDelegate(provider);
+  }
+
+  return {
+    contextManager: cmState,
+    provider,
+    tracerProvider(): TracerProviderState {
+      const current = trace.getTracerProvider();
+      const delegate = current instanceof ProxyTracerProvider ? current.getDelegate() : current;
+      if (provider !== undefined && delegate === provider) return 'spanfuse';
+      return current instanceof ProxyTracerProvider && !hasDelegate(current) ? 'none' : 'app';
+    },
+    async uninstall(): Promise<void> {
+      if (provider === undefined) return;
+      if (proxy instanceof ProxyTracerProvider && proxy.getDelegate() === provider) {
+        proxy.setDelegate(noopProvider());
+      }
+      await provider.shutdown();
+    },
+  };
+}
+
+function hasDelegate(proxy: ProxyTracerProvider): boolean {
+  return proxy.getDelegateTracer('spanfuse-probe') !== undefined;
+}
+
+function noopProvider(): TracerProvider {
+  return new ProxyTracerProvider().getDelegate();
+}

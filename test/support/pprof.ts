@@ -1,0 +1,47 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Profile } from '../../src/core/pprof.js';
+
+export interface DecodedSample {
+  /** Function names, leaf first. */
+  readonly frames: string[];
+  readonly labels: Record<string, string | bigint>;
+  readonly values: number[];
+}
+
+export interface DecodedProfile {
+  readonly sampleTypes: string[];
+  readonly samples: DecodedSample[];
+  readonly profile: Profile;
+}
+
+/** Decode a gzip pprof file with pprof-format and resolve names and labels. */
+export function readPprof(path: string): DecodedProfile {
+  return decodePprof(gunzipSync(readFileSync(path)));
+}
+
+export function decodePprof(bytes: Uint8Array): DecodedProfile {
+  const p = Profile.decode(bytes);
+  const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
+  const fnName = new Map<string, string>();
+  for (const f of p.function) fnName.set(String(f.id), str(f.name));
+  const locFrames = new Map<string, string[]>();
+  for (const l of p.location) locFrames.set(String(l.id), l.line.map((ln) => fnName.get(String(ln.functionId)) ?? '?'));
+  const samples = p.sample.map((s) => {
+    const frames: string[] = [];
+    for (const id of s.locationId) frames.push(...(locFrames.get(String(id)) ?? []));
+    const labels: Record<string, string | bigint> = {};
+    for (const l of s.label) labels[str(l.key)] = Number(l.str) !== 0 ? str(l.str) : BigInt(l.num);
+    return { frames, labels, values: s.value.map(Number) };
+  });
+  return { sampleTypes: p.sampleType.map((t) => str(t.type)), samples, profile: p };
+}
+
+/** Every wall profile (`*.pb.gz` without a `.heap`/`.offcpu` kind) in `dir`, oldest first. */
+export function wallFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => /^spanfuse-.*-[0-9a-f]{32}\.pb\.gz$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
