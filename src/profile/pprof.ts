@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import type { Profile } from 'pprof-format';
+import type { Profile } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
 
 const gzip = promisify(gzipCb);

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { time } from '@datadog/pprof';
 import type { LabelSet } from '@datadog/pprof';
-import { Function as PFunction, Label, Location, Line, Profile, Sample, StringTable, ValueType } from 'pprof-format';
+import { Function as PFunction, Label, Location, Line, Profile, Sample, StringTable, ValueType } from '../../src/core/pprof.js';
 import type { WindowProfile } from '../../src/core/window.js';
 
 export interface SpanLabels {
@@ -52,7 +52,7 @@ export function sampledWindow(spans: SpanLabels[], msPerSpan = 40): WindowProfil
     const labels: Record<string, string | bigint> = { ...((context?.context as Record<string, string> | undefined) ?? {}) };
     if (context?.timestamp !== undefined) labels['end_timestamp_ns'] = context.timestamp * 1000n;
     return labels as unknown as LabelSet;
-  }) as unknown as Profile;
+  });
   const endNs = BigInt(Date.now()) * 1_000_000n;
   return makeWindow(wall, startNs, endNs);
 }
