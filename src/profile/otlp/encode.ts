@@ -1,6 +1,5 @@
 import type { AttributeValue, WindowProfile } from '../../core/window.js';
 import { pprofParts } from '../pprof.js';
-import type { DictValue } from './dictionary.js';
 import { Dictionary, writeAnyValue } from './dictionary.js';
 import type { OtlpProfilePart } from './from-pprof.js';
 import { fromPprof } from './from-pprof.js';
