@@ -1,0 +1,66 @@
+import type { Attributes } from '@opentelemetry/api';
+import { addFigures, emptyFigures } from './aggregate.js';
+import type { SampleFigures, WindowAggregates } from './aggregate.js';
+import { FIG_CPU, FIG_GC, FIG_OFFCPU, FIG_SAMPLES, FIG_TOP_FRAMES, FIG_WALL } from './attributes.js';
+
+/**
+ * Figures of one id over the windows that may hold its samples: the window it
+ * ended in and the one before (a span that started in the previous window).
+ * `undefined` when no window has a sample of it.
+ */
+export function collectFigures(
+  id: string,
+  windows: readonly (WindowAggregates | undefined)[],
+  pick: (w: WindowAggregates) => ReadonlyMap<string, SampleFigures>,
+): SampleFigures | undefined {
+  let out: SampleFigures | undefined;
+  for (const w of windows) {
+    if (w === undefined) continue;
+    const f = pick(w).get(id);
+    if (f === undefined) continue;
+    out ??= emptyFigures();
+    addFigures(out, f);
+  }
+  return out;
+}
+
+/**
+ * Write the figures under `prefix`.
+ *
+ * Off-CPU time is the span's duration minus its sampled on-CPU time. It is
+ * everything the span spent not running on a CPU: blocked in a synchronous
+ * wait (`Atomics.wait`, sync fs), awaiting I/O or timers (no sample carries
+ * the span while the thread is idle or runs other spans' callbacks), and
+ * queued behind other work on the event loop. Wall-sampled time minus CPU
+ * would see only the synchronous part and miss every `await`, which is the
+ * common way a Node.js span waits. CPU time comes from the sampler's
+ * per-sample thread CPU clock, so it is statistical: a span a few sampling
+ * intervals long gets coarse figures.
+ */
+export function writeFigures(
+  out: Attributes,
+  prefix: string,
+  f: SampleFigures,
+  durationNs: number,
+  hasCpu: boolean,
+  topFrames: number,
+): void {
+  out[prefix + FIG_SAMPLES] = f.samples;
+  out[prefix + FIG_WALL] = Math.round(f.wallNs);
+  out[prefix + FIG_GC] = Math.round(f.gcNs);
+  if (hasCpu) {
+    out[prefix + FIG_CPU] = Math.round(f.cpuNs);
+    out[prefix + FIG_OFFCPU] = Math.max(0, Math.round(durationNs - f.cpuNs));
+  }
+  if (topFrames > 0 && f.frames.size > 0) out[prefix + FIG_TOP_FRAMES] = top(f.frames, topFrames);
+}
+
+/** `name (file:line) 62%`, the most sampled leaf frames first. */
+function top(frames: ReadonlyMap<string, number>, n: number): string[] {
+  let total = 0;
+  for (const c of frames.values()) total += c;
+  return [...frames]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([frame, c]) => `${frame} ${Math.round((100 * c) / total)}%`);
+}
