@@ -98,7 +98,7 @@ export class Spanfuse {
       contextManager: this.#contextManager,
       provideTracer: config.tracerProvider === 'auto',
       resource,
-      spanProcessors: this.spanProcessors(),
+      spanProcessors: this.#ownProcessors(),
     });
   }
 
@@ -115,12 +115,18 @@ export class Spanfuse {
   }
 
   /**
-   * Span processors for an app that runs its own tracer provider: put these
-   * first in its `spanProcessors` so spans get local roots (and, once the
-   * exemplar stage is on, tail marking).
+   * The span processor for an app that runs its own tracer provider: put it
+   * first in the provider's `spanProcessors` so spans get their local roots
+   * (and tail marking). It does not write `spans.jsonl`: the app exports its
+   * spans itself.
    */
-  spanProcessors(): SpanProcessor[] {
-    const list: SpanProcessor[] = [new LocalRootProcessor(this.#cache)];
+  spanProcessor(): SpanProcessor {
+    return new LocalRootProcessor(this.#cache);
+  }
+
+  /** Processors of the provider spanfuse installs when the app has none. */
+  #ownProcessors(): SpanProcessor[] {
+    const list: SpanProcessor[] = [this.spanProcessor()];
     if (this.#spansFile !== undefined) list.push(this.#spansFile);
     return list;
   }
@@ -237,7 +243,7 @@ export class Spanfuse {
 function currentThread(): ThreadIdentity {
   let tid = process.pid;
   try {
-    tid = getNativeThreadId();
+    tid = (getNativeThreadId as () => number)();
   } catch {
     // Platforms without the native id keep the process id.
   }

@@ -114,7 +114,8 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
   if (tracerProvider !== 'auto' && tracerProvider !== 'off') {
     problems.add('tracerProvider', `expected "auto" or "off", got ${JSON.stringify(tracerProvider)}`);
   }
-  if (typeof windowMs === 'number' && typeof samplingIntervalMicros === 'number') {
+  const timingValid = problems.list.every((p) => !/window|interval/i.test(p.field));
+  if (timingValid) {
     if (samplingIntervalMicros / 1000 > windowMs / 10) {
       problems.add('samplingIntervalMicros', `a window of ${windowMs} ms needs at least 10 samples; lower the interval or lengthen windowMs`);
     }

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fixture, runNode } from '../support/child.js';
+import { readPprof, wallFiles } from '../support/pprof.js';
+
+const tmp = (): string => mkdtempSync(join(tmpdir(), 'spanfuse-life-'));
+
+/** Samples whose stack holds `frame`, by their span_id label ('' = none). */
+function samplesIn(dir: string, frame: string): Map<string, number> {
+  const bySpan = new Map<string, number>();
+  for (const f of wallFiles(dir)) {
+    for (const s of readPprof(f).samples) {
+      if (!s.frames.includes(frame)) continue;
+      const id = String(s.labels['span_id'] ?? '');
+      bySpan.set(id, (bySpan.get(id) ?? 0) + (s.values[0] ?? 0));
+    }
+  }
+  return bySpan;
+}
+
+function spansOf(dir: string): Array<Record<string, unknown>> {
+  const p = join(dir, 'spans.jsonl');
+  if (!existsSync(p)) return [];
+  return readFileSync(p, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+test('--require spanfuse/register profiles a CommonJS app and provides a tracer', async () => {
+  const dir = tmp();
+  const r = await runNode(['--require', 'spanfuse/register', fixture('preload-cjs').replace(/\.js$/, '.cjs')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '1000',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as { running: boolean; provider: string };
+  assert.equal(out.running, true);
+  assert.equal(out.provider, 'spanfuse');
+  const spans = spansOf(dir);
+  assert.equal(spans.length, 1);
+  const span = spans[0]!;
+  assert.equal(span['name'], 'cjs-span');
+  for (const k of ['traceId', 'spanId', 'kind', 'startTimeUnixNano', 'endTimeUnixNano', 'attributes', 'status']) {
+    assert.ok(k in span, `spans.jsonl line lacks ${k}`);
+  }
+  const bySpan = samplesIn(dir, 'preload_burn');
+  assert.ok((bySpan.get(String(span['spanId'])) ?? 0) >= 20, `burn samples by span: ${JSON.stringify([...bySpan])}`);
+  assert.equal(bySpan.get('') ?? 0, 0, 'burn samples without the span label');
+});
+
+test('an app that registers its own tracer provider after the preload keeps its spans labelled', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('own-provider-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '1000',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as { registered: boolean; provider: string; exported: string[]; ids: string[] };
+  assert.equal(out.registered, true, 'the app could not register its provider');
+  assert.equal(out.provider, 'app');
+  assert.deepEqual([...out.exported].sort(), [...out.ids].sort(), 'the app exporter did not get its spans');
+  assert.equal(spansOf(dir).length, 0, 'spans.jsonl must stay empty when the app exports spans itself');
+  const child = out.ids[1]!;
+  const root = out.ids[0]!;
+  const bySpan = samplesIn(dir, 'own_provider_burn');
+  assert.ok((bySpan.get(child) ?? 0) >= 20, `burn samples by span: ${JSON.stringify([...bySpan])}`);
+  // The child's samples name the root as local root.
+  let rootLabelled = 0;
+  for (const f of wallFiles(dir)) {
+    for (const s of readPprof(f).samples) {
+      if (s.labels['span_id'] === child && s.labels['local_root_span_id'] === root) rootLabelled += s.values[0] ?? 0;
+    }
+  }
+  assert.ok(rootLabelled >= 20, 'local_root_span_id is not the root span');
+});
+
+test('process.exit() right after a span still writes the window and the span', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('exit-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '1000',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const spanId = r.stdout.trim();
+  assert.deepEqual(
+    spansOf(dir).map((s) => s['spanId']),
+    [spanId],
+  );
+  assert.ok((samplesIn(dir, 'exit_burn').get(spanId) ?? 0) >= 20, 'exit_burn samples missing or unlabelled');
+});
+
+test('an idle app exits on its own (timers unref-ed) and leaves its window', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('idle-app')], { SPANFUSE_OUTPUT_DIR: dir }, 30_000);
+  assert.equal(r.signal, null, 'killed: the process did not exit by itself');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(wallFiles(dir).length, 1);
+});
+
+test('bad environment: one clear error naming every field, and the app still runs', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('idle-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_WINDOW_MS: 'abc',
+    SPANFUSE_SAMPLING_INTERVAL_US: '-5',
+    SPANFUSE_ENABLED: 'maybe',
+  });
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /idle app ran/);
+  assert.match(r.stderr, /SPANFUSE_WINDOW_MS: expected a whole number .* got "abc"/);
+  assert.match(r.stderr, /SPANFUSE_SAMPLING_INTERVAL_US: expected a whole number .* got "-5"/);
+  assert.match(r.stderr, /SPANFUSE_ENABLED: expected true or false/);
+  assert.equal((r.stderr.match(/invalid configuration/g) ?? []).length, 1, 'more than one error');
+  assert.equal(existsSync(dir) && wallFiles(dir).length, 0);
+});
+
+test('SPANFUSE_ENABLED=false turns everything off', async () => {
+  const dir = join(tmp(), 'never');
+  const r = await runNode(['--import', 'spanfuse/register', fixture('idle-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_ENABLED: 'false',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(existsSync(dir), false);
+});
