@@ -127,3 +127,28 @@ test('SPANFUSE_ENABLED=false turns everything off', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.equal(existsSync(dir), false);
 });
+
+test('worker threads are profiled too: their samples carry their own span and OS thread id', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('worker-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '1000',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as Record<'main' | 'worker', { spanId: string; tid: number }>;
+  assert.notEqual(out.main.tid, out.worker.tid);
+  const seen = { main: 0, worker: 0 };
+  for (const f of wallFiles(dir)) {
+    for (const s of readPprof(f).samples) {
+      const n = s.values[0] ?? 0;
+      for (const [who, frame] of [['main', 'main_thread_burn'], ['worker', 'worker_thread_burn']] as const) {
+        if (!s.frames.includes(frame)) continue;
+        assert.equal(s.labels['span_id'], out[who].spanId, `${frame} sample with the wrong span`);
+        assert.equal(s.labels['thread.id'], String(out[who].tid), `${frame} sample with the wrong thread id`);
+        if (who === 'worker') assert.notEqual(s.labels['thread.name'], 'main');
+        seen[who] += n;
+      }
+    }
+  }
+  assert.ok(seen.main >= 20 && seen.worker >= 20, `samples per thread: ${JSON.stringify(seen)}`);
+});
