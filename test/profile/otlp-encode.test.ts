@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeOtlpRequest, profileResource, spanfuseVersion } from '../../src/profile/index.js';
+import { encodeOtlpRequest, encodeOtlpRequestAsync, profileResource, spanfuseVersion } from '../../src/profile/index.js';
 import type { WindowProfile } from '../../src/core/window.js';
 import { handProfile, handWindow, newSpan, sampledWindow } from './fixtures.js';
 import { anyValueText, decodeRequest } from './otlp-schema.js';
@@ -184,4 +184,11 @@ void test('decodes with the official v1.11.0 protos when OTLP_PROTO_DIR points a
   assert.match(text, /link_table \{\s+trace_id: "/);
   assert.match(text, new RegExp(`string_value: "${span.span_name}"`));
   assert.match(text, /sample_type \{\s+type_strindex: \d+\s+unit_strindex: \d+/);
+});
+
+void test('the sliced async encoder gives the same bytes as the one-call encoder', async () => {
+  const w = sampledWindow([newSpan('a'), newSpan('b')], 20);
+  const sync = encodeOtlpRequest(w, options);
+  const sliced = await encodeOtlpRequestAsync(w, options, 7);
+  assert.ok(Buffer.from(sync).equals(Buffer.from(sliced)));
 });

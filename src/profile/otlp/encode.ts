@@ -22,10 +22,36 @@ export const FRAME_TYPE_V8JS = 'v8js';
  * all sharing one deduplicated dictionary and the window's profile id.
  */
 export function encodeOtlpRequest(window: WindowProfile, options: OtlpEncoderOptions): Uint8Array {
+  const steps = encodeSteps(window, options, Infinity);
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+/**
+ * Same bytes as {@link encodeOtlpRequest}, but the work is cut into slices
+ * of `sliceSamples` samples with an event-loop turn between them, so a large
+ * window never blocks the host for long.
+ */
+export async function encodeOtlpRequestAsync(
+  window: WindowProfile,
+  options: OtlpEncoderOptions,
+  sliceSamples = 4096,
+): Promise<Uint8Array> {
+  const steps = encodeSteps(window, options, sliceSamples);
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice: number): Generator<void, Uint8Array> {
   const dict = new Dictionary();
   const frameType = dict.attribute(FRAME_TYPE_KEY, FRAME_TYPE_V8JS);
   const parts: OtlpProfilePart[] = [];
-  for (const part of pprofParts(window)) parts.push(...fromPprof(dict, part.profile, frameType));
+  for (const part of pprofParts(window)) parts.push(...(yield* fromPprof(dict, part.profile, frameType, slice)));
   const profileAttrs = Object.entries(window.attributes).map(([k, v]) => dict.attribute(k, v));
   const profileId = profileIdBytes(window.profileId);
   const duration = window.endUnixNs > window.startUnixNs ? window.endUnixNs - window.startUnixNs : 0n;
@@ -54,7 +80,12 @@ export function encodeOtlpRequest(window: WindowProfile, options: OtlpEncoderOpt
     w.varint(1, p.typeStr);
     w.varint(2, p.unitStr);
     w.join();
+    let sinceYield = 0;
     for (const s of p.samples) {
+      if (++sinceYield >= slice) {
+        sinceYield = 0;
+        yield;
+      }
       w.fork(2);
       w.varint(1, s.stack);
       w.packedVarints(2, s.attrs);

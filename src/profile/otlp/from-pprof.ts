@@ -59,8 +59,11 @@ function add(a: number | bigint, b: number | bigint): number | bigint {
  * timestamp, every other label an attribute. Samples with equal identity
  * {stack, attributes, link} merge; zero-valued observations carry no weight
  * and are left out of that sample type's profile.
+ *
+ * A generator so a caller can spread the work over event-loop turns: it
+ * yields after every `slice` samples.
  */
-export function fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number): OtlpProfilePart[] {
+export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, slice = Infinity): Generator<void, OtlpProfilePart[]> {
   const strings = p.stringTable.strings;
   const str = (i: number | bigint): string => strings[Number(i)] ?? '';
 
@@ -89,71 +92,93 @@ export function fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number): Ot
     locationsById.set(Number(loc.id), dict.location(mapping, loc.address, lines, isJs ? [frameTypeAttr] : []));
   }
 
-  const stackCache = new Map<string, number>();
-  const attrCache = new Map<string, number>();
-  const groups = new Map<string, Group>();
-  const order: Group[] = [];
+  const stacks = new StackInterner(dict, locationsById);
+  // Per label key (pprof string index): pprof value string index -> attribute.
+  const strAttrs: (Map<number, number> | undefined)[] = [];
+  const numAttrs = new Map<string, number>();
+  // Per pprof string index: 1 = valid trace/span hex, 2 = not.
+  const validHex = new Int8Array(strings.length);
+  const links = new Map<number, Map<number, number>>();
+  const groups = new GroupIndex();
   const nTypes = p.sampleType.length;
+  const attrs: number[] = [];
 
+  let sinceYield = 0;
   for (const s of p.sample) {
-    const stackKey = s.locationId.join(',');
-    let stack = stackCache.get(stackKey);
-    if (stack === undefined) {
-      stack = dict.stack(s.locationId.map((id) => locationsById.get(Number(id)) ?? 0));
-      stackCache.set(stackKey, stack);
+    if (++sinceYield >= slice) {
+      sinceYield = 0;
+      yield;
     }
-
-    let traceId: string | undefined;
-    let spanId: string | undefined;
+    const stack = stacks.get(s.locationId);
+    let traceStr = 0;
+    let spanStr = 0;
     let ts: bigint | undefined;
-    const attrs: number[] = [];
+    attrs.length = 0;
     for (const l of s.label) {
       const k = Number(l.key);
       const kind = keyKind[k] ?? KIND_OTHER;
-      const isStr = !isZero(l.str);
-      if (kind === KIND_TS && !isStr) {
-        ts = BigInt(l.num);
+      const v = Number(l.str);
+      if (v === 0) {
+        if (kind === KIND_TS) {
+          ts = BigInt(l.num);
+          continue;
+        }
+        const cacheKey = `${k},${l.num},${l.numUnit}`;
+        let a = numAttrs.get(cacheKey);
+        if (a === undefined) {
+          a = dict.attribute(str(k), BigInt(l.num), str(l.numUnit));
+          numAttrs.set(cacheKey, a);
+        }
+        attrs.push(a);
         continue;
       }
-      if (kind === KIND_TRACE && isStr) {
-        const v = str(l.str);
-        if (HEX_TRACE.test(v) && !ZEROS.test(v)) {
-          traceId = v.toLowerCase();
-          continue;
+      if (kind === KIND_TRACE || kind === KIND_SPAN) {
+        let valid = validHex[v];
+        if (valid === 0) {
+          const text = str(v);
+          const ok = (kind === KIND_TRACE ? HEX_TRACE : HEX_SPAN).test(text) && !ZEROS.test(text);
+          valid = ok ? 1 : 2;
+          validHex[v] = valid;
         }
-      } else if (kind === KIND_SPAN && isStr) {
-        const v = str(l.str);
-        if (HEX_SPAN.test(v) && !ZEROS.test(v)) {
-          spanId = v.toLowerCase();
+        if (valid === 1) {
+          if (kind === KIND_TRACE) traceStr = v;
+          else spanStr = v;
           continue;
         }
       }
-      const cacheKey = isStr ? `${k}s${l.str}` : `${k}n${l.num}u${l.numUnit}`;
-      let a = attrCache.get(cacheKey);
+      let byValue = strAttrs[k];
+      if (byValue === undefined) {
+        byValue = new Map();
+        strAttrs[k] = byValue;
+      }
+      let a = byValue.get(v);
       if (a === undefined) {
-        a = isStr ? dict.attribute(str(k), str(l.str)) : dict.attribute(str(k), BigInt(l.num), str(l.numUnit));
-        attrCache.set(cacheKey, a);
+        a = dict.attribute(str(k), str(v));
+        byValue.set(v, a);
       }
       attrs.push(a);
     }
     // A trace id without a span id (or the reverse) cannot form a link;
     // keep what there is as attributes rather than lose it.
     let link = 0;
-    if (traceId !== undefined && spanId !== undefined) link = dict.link(traceId, spanId);
-    else {
-      if (traceId !== undefined) attrs.push(dict.attribute(LABEL_TRACE_ID, traceId));
-      if (spanId !== undefined) attrs.push(dict.attribute(LABEL_SPAN_ID, spanId));
+    if (traceStr !== 0 && spanStr !== 0) {
+      let bySpan = links.get(traceStr);
+      if (bySpan === undefined) {
+        bySpan = new Map();
+        links.set(traceStr, bySpan);
+      }
+      link = bySpan.get(spanStr) ?? 0;
+      if (link === 0) {
+        link = dict.link(str(traceStr).toLowerCase(), str(spanStr).toLowerCase());
+        bySpan.set(spanStr, link);
+      }
+    } else {
+      if (traceStr !== 0) attrs.push(dict.attribute(LABEL_TRACE_ID, str(traceStr)));
+      if (spanStr !== 0) attrs.push(dict.attribute(LABEL_SPAN_ID, str(spanStr)));
     }
-    attrs.sort((a, b) => a - b);
+    sortSmall(attrs);
 
-    const timed = ts !== undefined;
-    const key = `${stack};${attrs.join(',')};${link};${timed ? 't' : 'u'}`;
-    let g = groups.get(key);
-    if (g === undefined) {
-      g = { stack, attrs, link, timed, perType: Array.from({ length: nTypes }, () => ({ values: [], timestamps: [] })) };
-      groups.set(key, g);
-      order.push(g);
-    }
+    const g = groups.get(stack, attrs, link, ts !== undefined, nTypes);
     for (let t = 0; t < nTypes; t++) {
       const v = s.value[t] ?? 0;
       if (isZero(v)) continue;
@@ -166,6 +191,7 @@ export function fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number): Ot
       else obs.values[0] = add(obs.values[0] ?? 0, v);
     }
   }
+  const order = groups.order;
 
   const periodType = p.periodType;
   const parts: OtlpProfilePart[] = [];
@@ -188,4 +214,84 @@ export function fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number): Ot
     });
   }
   return parts;
+}
+
+/** Interns pprof location-id lists as dictionary stacks; hashes instead of joining strings. */
+class StackInterner {
+  readonly #dict: Dictionary;
+  readonly #locations: Map<number, number>;
+  readonly #byHash = new Map<number, { ids: readonly (number | bigint)[]; stack: number }[]>();
+
+  constructor(dict: Dictionary, locations: Map<number, number>) {
+    this.#dict = dict;
+    this.#locations = locations;
+  }
+
+  get(ids: readonly (number | bigint)[]): number {
+    let h = ids.length;
+    for (let i = 0; i < ids.length; i++) h = (Math.imul(h, 31) + Number(ids[i])) | 0;
+    let bucket = this.#byHash.get(h);
+    if (bucket === undefined) {
+      bucket = [];
+      this.#byHash.set(h, bucket);
+    }
+    for (const e of bucket) if (sameIds(e.ids, ids)) return e.stack;
+    const stack = this.#dict.stack(ids.map((id) => this.#locations.get(Number(id)) ?? 0));
+    bucket.push({ ids: [...ids], stack });
+    return stack;
+  }
+}
+
+function sameIds(a: readonly (number | bigint)[], b: readonly (number | bigint)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Groups samples by identity {stack, attribute set, link} (and whether timed). */
+class GroupIndex {
+  readonly order: Group[] = [];
+  readonly #byHash = new Map<number, Group[]>();
+
+  get(stack: number, attrs: readonly number[], link: number, timed: boolean, nTypes: number): Group {
+    let h = (Math.imul(stack, 0x9e3779b1) ^ Math.imul(link + 1, 0x85ebca6b) ^ (timed ? 0x5bd1e995 : 0)) | 0;
+    for (let i = 0; i < attrs.length; i++) h = (Math.imul(h, 31) + (attrs[i] as number)) | 0;
+    let bucket = this.#byHash.get(h);
+    if (bucket === undefined) {
+      bucket = [];
+      this.#byHash.set(h, bucket);
+    }
+    for (const g of bucket) {
+      if (g.stack === stack && g.link === link && g.timed === timed && sameNumbers(g.attrs, attrs)) return g;
+    }
+    const g: Group = {
+      stack,
+      attrs: attrs.slice(),
+      link,
+      timed,
+      perType: Array.from({ length: nTypes }, () => ({ values: [], timestamps: [] })),
+    };
+    bucket.push(g);
+    this.order.push(g);
+    return g;
+  }
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Insertion sort: a sample has a handful of attributes; cheaper than Array#sort with a callback. */
+function sortSmall(a: number[]): void {
+  for (let i = 1; i < a.length; i++) {
+    const v = a[i] as number;
+    let j = i - 1;
+    while (j >= 0 && (a[j] as number) > v) {
+      a[j + 1] = a[j] as number;
+      j--;
+    }
+    a[j + 1] = v;
+  }
 }
