@@ -8,7 +8,12 @@ type Numeric = number | bigint;
 export interface SampleFigures {
   /** Samples taken (sample/count). */
   samples: number;
-  /** Sampled wall time: samples x interval, `(idle)` excluded by the sampler. */
+  /**
+   * Sampled wall time: samples x the configured sampling interval. Not the
+   * profile's own `wall/nanoseconds` values: @datadog/pprof sets those to a
+   * window-wide average interval (window length / all hits, up to 2x the
+   * configured one), which can put more wall time on a span than it lasted.
+   */
   wallNs: number;
   /** Thread CPU time measured at each sample (cpu/nanoseconds). */
   cpuNs: number;
@@ -66,6 +71,7 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
   const byLocalRoot = new Map<string, SampleFigures>();
   let spansDropped = 0;
   const leaves = leafResolver(profile);
+  const intervalNs = window.samplingIntervalMicros * 1000;
 
   if (spanKey > 0 || rootKey > 0) {
     for (const sample of profile.sample) {
@@ -81,17 +87,18 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
       const wall = value(sample.value, wallIdx);
       const cpu = value(sample.value, cpuIdx);
       if (count === 0 && wall === 0 && cpu === 0) continue;
+      const sampledWall = intervalNs > 0 ? count * intervalNs : wall;
       const leafId = sample.locationId[0];
       const leaf = leafId === undefined ? undefined : leaves(leafId);
       if (spanId !== undefined && spanId !== '') {
         const f = figuresFor(bySpan, spanId, maxSpans);
         if (f === undefined) spansDropped++;
-        else add(f, count, wall, cpu, leaf);
+        else add(f, count, sampledWall, cpu, leaf);
       }
       if (rootId !== undefined && rootId !== '') {
         const f = figuresFor(byLocalRoot, rootId, maxSpans);
         if (f === undefined) spansDropped++;
-        else add(f, count, wall, cpu, leaf);
+        else add(f, count, sampledWall, cpu, leaf);
       }
     }
   }
