@@ -1,0 +1,186 @@
+/**
+ * The configurations the overhead benchmark compares. Data, not code: to add
+ * a configuration (say, a new spanfuse option), add an entry here; the
+ * harness, the server and the report read nothing else.
+ *
+ * String values may hold placeholders that the harness fills in per server
+ * process: `{outputDir}` (a fresh temp folder), `{otlpUrl}` (loopback OTLP
+ * receiver base URL), `{sinkUrl}` (loopback peer ingest/agent sink), and
+ * `{windowMs}` / `{windowS}` (the export period, equal for every profiler so
+ * each one exports inside the measured window). A string that is exactly
+ * `{windowMs}` becomes a number.
+ */
+
+/** Which profiler the server starts, before it loads `node:http`. */
+export type ProfilerKind = 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace';
+
+/**
+ * Who makes the per-request server span.
+ * - `otel-basic`: the app registers a plain BasicTracerProvider with an
+ *   AsyncLocalStorageContextManager (the control and pyroscope, so tracing
+ *   costs the same in both).
+ * - `spanfuse`: the app registers nothing; spanfuse installs its provider.
+ * - `dd-trace`: dd-trace is its own tracer; its http plugin makes the span.
+ */
+export type TracingKind = 'otel-basic' | 'spanfuse' | 'dd-trace';
+
+/** How the request's span id is put on samples by the app itself. */
+export type AppLabels = 'none' | 'pyroscope-wrap';
+
+export interface BenchConfig {
+  readonly name: string;
+  readonly description: string;
+  readonly profiler: ProfilerKind;
+  readonly tracing: TracingKind;
+  readonly labels: AppLabels;
+  /** spanfuse only: `start()` in the app, or the `--import spanfuse/register` preload. */
+  readonly spanfuseEntry?: 'start' | 'register';
+  /** spanfuse only: options passed to `start()` (placeholders allowed). */
+  readonly spanfuseOptions?: Readonly<Record<string, unknown>>;
+  /** Extra environment for the server process (placeholders allowed). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Extra node flags for the server process. */
+  readonly execArgv?: readonly string[];
+  /** Part of the default set; others run only when named with --configs. */
+  readonly byDefault: boolean;
+}
+
+const spanfuseBase = {
+  outputDir: '{outputDir}',
+  windowMs: '{windowMs}',
+  serviceName: 'spanfuse-bench',
+} as const;
+
+export const CONFIGS: readonly BenchConfig[] = [
+  {
+    name: 'control',
+    description: 'no profiler; OTel BasicTracerProvider + AsyncLocalStorageContextManager',
+    profiler: 'none',
+    tracing: 'otel-basic',
+    labels: 'none',
+    byDefault: true,
+  },
+  {
+    name: 'spanfuse-default',
+    description: 'spanfuse start() at defaults (only outputDir and the export window set)',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: spanfuseBase,
+    byDefault: true,
+  },
+  {
+    // Option names below follow the spine as announced; the lead extends this
+    // entry as capabilities land (heap sampler, kernel tiers, tail enrichment,
+    // OTLP export). A start() that rejects an option shows up as a failed
+    // configuration in the report, never as a silent fallback.
+    name: 'spanfuse-all',
+    description: 'spanfuse with everything on: heap sampler, runtime/kernel counters, tail enrichment, OTLP export to a loopback receiver',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: {
+      ...spanfuseBase,
+      heap: { enabled: true, allocations: true },
+    },
+    // Env as well as options: the env names are the documented contract, so
+    // they switch features on even before the matching option is wired.
+    env: {
+      SPANFUSE_HEAP_ENABLED: 'true',
+      SPANFUSE_HEAP_ALLOCATIONS: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: '{otlpUrl}',
+    },
+    byDefault: true,
+  },
+  {
+    name: 'spanfuse-register',
+    description: 'spanfuse through the preload (node --import spanfuse/register), env-configured',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'register',
+    env: {
+      SPANFUSE_OUTPUT_DIR: '{outputDir}',
+      SPANFUSE_WINDOW_MS: '{windowMs}',
+      OTEL_SERVICE_NAME: 'spanfuse-bench',
+    },
+    byDefault: false,
+  },
+  {
+    name: 'pyroscope',
+    description: '@pyroscope/nodejs defaults + wrapWithLabels({span_id}) around each request; OTel BasicTracerProvider',
+    profiler: 'pyroscope',
+    tracing: 'otel-basic',
+    labels: 'pyroscope-wrap',
+    byDefault: true,
+  },
+  {
+    name: 'dd-trace',
+    description: 'dd-trace tracer + profiler (wall + space, code hotspots) to a loopback agent sink',
+    profiler: 'dd-trace',
+    tracing: 'dd-trace',
+    labels: 'none',
+    env: {
+      DD_PROFILING_ENABLED: 'true',
+      DD_TRACE_AGENT_URL: '{sinkUrl}',
+      DD_PROFILING_UPLOAD_PERIOD: '{windowS}',
+      // The default ("on") picks zstd where available; gzip lets the harness
+      // decode the profile on Node 20 for the attribution check.
+      DD_PROFILING_DEBUG_UPLOAD_COMPRESSION: 'gzip',
+      DD_SERVICE: 'spanfuse-bench',
+    },
+    byDefault: true,
+  },
+  {
+    name: 'dd-trace-tracer-only',
+    description: 'dd-trace tracer without its profiler (separates tracer cost from profiler cost)',
+    profiler: 'dd-trace',
+    tracing: 'dd-trace',
+    labels: 'none',
+    env: {
+      DD_PROFILING_ENABLED: 'false',
+      DD_TRACE_AGENT_URL: '{sinkUrl}',
+      DD_SERVICE: 'spanfuse-bench',
+    },
+    byDefault: false,
+  },
+];
+
+export function findConfig(name: string): BenchConfig | undefined {
+  return CONFIGS.find((c) => c.name === name);
+}
+
+export interface Placeholders {
+  readonly outputDir: string;
+  readonly otlpUrl: string;
+  readonly sinkUrl: string;
+  readonly windowMs: number;
+}
+
+/** Fill placeholders in every string of `value`, recursively. */
+export function fillPlaceholders(value: unknown, p: Placeholders): unknown {
+  if (typeof value === 'string') {
+    if (value === '{windowMs}') return p.windowMs;
+    return value
+      .replaceAll('{outputDir}', p.outputDir)
+      .replaceAll('{otlpUrl}', p.otlpUrl)
+      .replaceAll('{sinkUrl}', p.sinkUrl)
+      .replaceAll('{windowMs}', String(p.windowMs))
+      .replaceAll('{windowS}', String(Math.max(1, Math.round(p.windowMs / 1000))));
+  }
+  if (Array.isArray(value)) return value.map((v) => fillPlaceholders(v, p));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = fillPlaceholders(v, p);
+    return out;
+  }
+  return value;
+}
+
+export function fillEnv(env: Readonly<Record<string, string>> | undefined, p: Placeholders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env ?? {})) out[k] = String(fillPlaceholders(v, p));
+  return out;
+}

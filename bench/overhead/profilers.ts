@@ -1,0 +1,101 @@
+/**
+ * Starting each profiler inside the service process, before the app loads
+ * `node:http` (spanfuse's rule 7; dd-trace needs it for its http plugin, which
+ * it gets from its `--import dd-trace/initialize.mjs` preload).
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ServerSpec } from './protocol.js';
+
+/** Runs `fn` with the request's span id on the profiler's samples. */
+export type Labeler = (spanIdHex: string, fn: () => void) => void;
+
+export interface StartedProfiler {
+  readonly labeler?: Labeler;
+  stats(): unknown;
+  shutdown(): Promise<void>;
+}
+
+export function benchRequire(spec: ServerSpec): NodeJS.Require {
+  return createRequire(join(spec.repoRoot, 'bench', 'package.json'));
+}
+
+export async function startProfiler(spec: ServerSpec): Promise<StartedProfiler> {
+  switch (spec.profiler) {
+    case 'none':
+      return { stats: () => undefined, shutdown: () => Promise.resolve() };
+    case 'spanfuse':
+      return startSpanfuse(spec);
+    case 'pyroscope':
+      return startPyroscope(spec);
+    case 'dd-trace':
+      return startDdTrace(spec);
+  }
+}
+
+interface SpanfuseHandle {
+  shutdown(): Promise<unknown>;
+  flush?(): Promise<unknown>;
+  stats?(): unknown;
+}
+
+async function startSpanfuse(spec: ServerSpec): Promise<StartedProfiler> {
+  const mod = await import(pathToFileURL(spec.spanfuseModule).href);
+  let handle: SpanfuseHandle | undefined;
+  if (spec.spanfuseEntry === 'start') {
+    handle = (await mod.start(spec.spanfuseOptions)) as SpanfuseHandle;
+  } else if (typeof mod.current === 'function') {
+    // Preload mode: the handle, if the package exposes one, belongs to register.js.
+    handle = mod.current() as SpanfuseHandle | undefined;
+  }
+  return {
+    stats: () => handle?.stats?.(),
+    shutdown: async () => {
+      await handle?.shutdown();
+    },
+  };
+}
+
+/** The preload flag for spanfuse's register entry, next to its index module. */
+export function spanfuseRegisterArgv(spanfuseModule: string): string[] {
+  return ['--import', pathToFileURL(join(dirname(spanfuseModule), 'register.js')).href];
+}
+
+/** The documented ESM preload of dd-trace (tracer init + loader hook). */
+export function ddTraceArgv(repoRoot: string): string[] {
+  const req = createRequire(join(repoRoot, 'bench', 'package.json'));
+  const main = req.resolve('dd-trace');
+  return ['--import', pathToFileURL(join(dirname(main), 'initialize.mjs')).href];
+}
+
+function startPyroscope(spec: ServerSpec): StartedProfiler {
+  const Pyroscope = benchRequire(spec)('@pyroscope/nodejs');
+  Pyroscope.init({
+    appName: 'spanfuse-bench',
+    serverAddress: spec.sinkUrl,
+    flushIntervalMs: spec.windowMs,
+  });
+  Pyroscope.start();
+  return {
+    labeler: (spanIdHex, fn) => {
+      Pyroscope.wrapWithLabels({ span_id: spanIdHex }, fn);
+    },
+    stats: () => undefined,
+    shutdown: async () => {
+      await Pyroscope.stop();
+    },
+  };
+}
+
+function startDdTrace(spec: ServerSpec): StartedProfiler {
+  // Already initialised by the --import preload; loading it here only checks
+  // that the preload worked (same singleton).
+  benchRequire(spec)('dd-trace');
+  return {
+    stats: () => undefined,
+    // dd-trace exports on its own upload period; the harness runs long enough
+    // for several uploads inside the measured window, and reads what arrived.
+    shutdown: () => Promise.resolve(),
+  };
+}

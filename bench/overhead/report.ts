@@ -1,0 +1,202 @@
+/**
+ * Aggregation and rendering: ratios to the control of the same round and
+ * runtime (paired, so noise that hit the whole round cancels), summarised as
+ * median (min-max) over rounds; a markdown table and the raw JSON.
+ */
+import type { RunResult } from './run-one.js';
+import { linearRegression, spread } from './stats.js';
+import type { Slope, Spread } from './stats.js';
+
+export const METRICS = ['throughputRps', 'cpuPerRequestMicros', 'p50Ms', 'p99Ms', 'rssMb', 'heapUsedMb'] as const;
+export type Metric = (typeof METRICS)[number];
+
+export function metric(r: RunResult, m: Metric): number {
+  switch (m) {
+    case 'p50Ms':
+      return r.load?.latencyMs.p50 ?? Number.NaN;
+    case 'p99Ms':
+      return r.load?.latencyMs.p99 ?? Number.NaN;
+    default:
+      return r[m] ?? Number.NaN;
+  }
+}
+
+export interface Row {
+  readonly config: string;
+  readonly runtime: string;
+  readonly runs: number;
+  readonly failed: number;
+  readonly errors: readonly string[];
+  readonly absolute: Record<Metric, Spread | null>;
+  readonly ratio: Record<Metric, Spread | null>;
+  readonly attribution: Spread | null;
+  readonly exportsInWindow: Spread | null;
+}
+
+export function aggregate(results: readonly RunResult[], configs: readonly string[], runtimes: readonly string[]): Row[] {
+  const rows: Row[] = [];
+  for (const rt of runtimes) {
+    const control = new Map<number, RunResult>();
+    for (const r of results) if (r.runtime === rt && r.config === 'control' && r.ok) control.set(r.round, r);
+    for (const cfg of configs) {
+      const mine = results.filter((r) => r.runtime === rt && r.config === cfg);
+      const ok = mine.filter((r) => r.ok);
+      const absolute = {} as Record<Metric, Spread | null>;
+      const ratio = {} as Record<Metric, Spread | null>;
+      for (const m of METRICS) {
+        absolute[m] = spread(ok.map((r) => metric(r, m)));
+        const ratios: number[] = [];
+        for (const r of ok) {
+          const c = control.get(r.round);
+          if (c !== undefined) ratios.push(metric(r, m) / metric(c, m));
+        }
+        ratio[m] = spread(ratios);
+      }
+      rows.push({
+        config: cfg,
+        runtime: rt,
+        runs: mine.length,
+        failed: mine.length - ok.length,
+        errors: [...new Set(mine.filter((r) => !r.ok).map((r) => r.error ?? 'unknown error'))],
+        absolute,
+        ratio,
+        attribution: spread(ok.map((r) => r.attribution?.share ?? Number.NaN)),
+        exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
+      });
+    }
+  }
+  return rows;
+}
+
+function fmt(n: number, digits: number): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
+}
+
+function ratioCell(s: Spread | null): string {
+  if (s === null) return 'n/a';
+  return `×${fmt(s.median, 3)} (${fmt(s.min, 3)}–${fmt(s.max, 3)})`;
+}
+
+function absCell(s: Spread | null, digits: number, unit: string): string {
+  if (s === null) return 'n/a';
+  return `${fmt(s.median, digits)} ${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+}
+
+function pctCell(s: Spread | null): string {
+  if (s === null) return '–';
+  return `${fmt(100 * s.median, 1)}% (${fmt(100 * s.min, 1)}–${fmt(100 * s.max, 1)})`;
+}
+
+export interface Header {
+  readonly title: string;
+  readonly date: string;
+  readonly machine: string;
+  readonly runtimes: Record<string, string>;
+  readonly command: string;
+  readonly settings: string;
+  readonly note: string;
+}
+
+export function markdown(h: Header, rows: readonly Row[]): string {
+  const out: string[] = [];
+  out.push(`## ${h.title}`, '');
+  out.push(`- date: ${h.date}`);
+  out.push(`- machine: ${h.machine}`);
+  out.push(`- runtimes: ${Object.entries(h.runtimes).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  out.push(`- settings: ${h.settings}`);
+  out.push(`- command: \`${h.command}\``);
+  if (h.note !== '') out.push(`- note: ${h.note}`);
+  out.push('');
+  out.push('Ratios are to the control of the same round and runtime: median (min–max) over rounds.');
+  out.push('Control row: absolute values. CPU/request is the server process\'s user+system CPU over the measured window divided by the requests it completed in it.');
+  out.push('Attribution: share of samples inside a request\'s own uniquely named function that carry that request\'s span id.');
+  for (const rt of Object.keys(h.runtimes)) {
+    out.push('', `### ${rt} (${h.runtimes[rt] ?? ''})`, '');
+    out.push('| configuration | throughput | CPU / request | p50 latency | p99 latency | RSS | heap used | attribution | exports in window | runs (failed) |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of rows.filter((x) => x.runtime === rt)) {
+      const a = r.absolute;
+      if (r.config === 'control') {
+        out.push(
+          `| control (absolute) | ${absCell(a.throughputRps, 0, 'req/s')} | ${absCell(a.cpuPerRequestMicros, 0, 'µs')} | ${absCell(a.p50Ms, 2, 'ms')} | ${absCell(a.p99Ms, 2, 'ms')} | ${absCell(a.rssMb, 1, 'MB')} | ${absCell(a.heapUsedMb, 1, 'MB')} | – | – | ${r.runs} (${r.failed}) |`,
+        );
+        continue;
+      }
+      const q = r.ratio;
+      out.push(
+        `| ${r.config} | ${ratioCell(q.throughputRps)} | ${ratioCell(q.cpuPerRequestMicros)} | ${ratioCell(q.p50Ms)} | ${ratioCell(q.p99Ms)} | ${ratioCell(q.rssMb)} | ${ratioCell(q.heapUsedMb)} | ${pctCell(r.attribution)} | ${r.exportsInWindow === null ? '–' : fmt(r.exportsInWindow.median, 0)} | ${r.runs} (${r.failed}) |`,
+      );
+    }
+  }
+  const failures = rows.filter((r) => r.errors.length > 0);
+  if (failures.length > 0) {
+    out.push('', '### Failed runs', '');
+    for (const r of failures) for (const e of r.errors) out.push(`- ${r.runtime} ${r.config}: ${e.split('\n')[0] ?? ''}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+export interface SoakRow {
+  readonly config: string;
+  readonly runtime: string;
+  readonly minutes: number;
+  readonly samples: number;
+  readonly rssMbPerMin: Slope | null;
+  readonly heapMbPerMin: Slope | null;
+  readonly rssStartMb: number;
+  readonly rssEndMb: number;
+  readonly heapStartMb: number;
+  readonly heapEndMb: number;
+  readonly error?: string;
+}
+
+/** Memory slope over the soak, after dropping the first min(60 s, 10%) of samples. */
+export function soakRow(r: RunResult): SoakRow {
+  const mem = r.server?.memory ?? [];
+  const skipMs = Math.min(60_000, 0.1 * (r.server?.wallMs ?? 0));
+  const kept = mem.filter((m) => m.tMs >= skipMs);
+  const min = kept.map((m) => m.tMs / 60_000);
+  const first = kept[0];
+  const last = kept[kept.length - 1];
+  return {
+    config: r.config,
+    runtime: r.runtime,
+    minutes: (r.server?.wallMs ?? 0) / 60_000,
+    samples: kept.length,
+    rssMbPerMin: linearRegression(min, kept.map((m) => m.rss / 2 ** 20)),
+    heapMbPerMin: linearRegression(min, kept.map((m) => m.heapUsed / 2 ** 20)),
+    rssStartMb: (first?.rss ?? Number.NaN) / 2 ** 20,
+    rssEndMb: (last?.rss ?? Number.NaN) / 2 ** 20,
+    heapStartMb: (first?.heapUsed ?? Number.NaN) / 2 ** 20,
+    heapEndMb: (last?.heapUsed ?? Number.NaN) / 2 ** 20,
+    ...(r.ok ? {} : { error: r.error ?? 'unknown error' }),
+  };
+}
+
+function slopeCell(s: Slope | null): string {
+  if (s === null) return 'n/a';
+  const flat = Math.abs(s.slope) <= 2 * s.stderr ? 'flat within noise' : s.slope > 0 ? 'rising' : 'falling';
+  return `${fmt(s.slope, 4)} ± ${fmt(2 * s.stderr, 4)} MB/min (${flat})`;
+}
+
+export function soakMarkdown(h: Header, rows: readonly SoakRow[]): string {
+  const out: string[] = [];
+  out.push(`## ${h.title}`, '');
+  out.push(`- date: ${h.date}`, `- machine: ${h.machine}`);
+  out.push(`- runtimes: ${Object.entries(h.runtimes).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  out.push(`- settings: ${h.settings}`, `- command: \`${h.command}\``);
+  if (h.note !== '') out.push(`- note: ${h.note}`);
+  out.push('', 'Slope: least squares over memory samples taken after a forced GC, ± 2 standard errors; "flat within noise" when |slope| ≤ 2 SE.', '');
+  out.push('| configuration | runtime | minutes | samples | RSS slope | heap slope | RSS start → end | heap start → end |');
+  out.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of rows) {
+    if (r.error !== undefined) {
+      out.push(`| ${r.config} | ${r.runtime} | failed: ${r.error.split('\n')[0] ?? ''} | | | | | |`);
+      continue;
+    }
+    out.push(
+      `| ${r.config} | ${r.runtime} | ${fmt(r.minutes, 1)} | ${r.samples} | ${slopeCell(r.rssMbPerMin)} | ${slopeCell(r.heapMbPerMin)} | ${fmt(r.rssStartMb, 1)} → ${fmt(r.rssEndMb, 1)} MB | ${fmt(r.heapStartMb, 1)} → ${fmt(r.heapEndMb, 1)} MB |`,
+    );
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,182 @@
+/**
+ * The service under test, one fresh process per configuration and round.
+ * It starts its profiler first, then loads tracing, the app and `node:http`
+ * (all by dynamic import, so a preloaded or started profiler sees them load),
+ * listens on 127.0.0.1:0 and talks to the harness over IPC only.
+ *
+ * CPU time is `process.cpuUsage()` over the measured window, which the
+ * harness opens (`mark`) after warm-up and closes (`report`) when the load
+ * generator has finished; requests are counted here, server side.
+ */
+import type { FromServer, MemorySample, ServerSpec, ToServer } from './protocol.js';
+
+const spec = JSON.parse(process.env['BENCH_SERVER_SPEC'] ?? '{}') as ServerSpec;
+
+function send(m: FromServer): void {
+  process.send?.(m);
+}
+
+async function main(): Promise<void> {
+  const { startProfiler } = await import('./profilers.js');
+  const profiler = await startProfiler(spec);
+  const { setupTracing } = await import('./tracing.js');
+  const tracing = await setupTracing(spec);
+  const work = await import('./work.js');
+  const http = await import('node:http');
+  const path = await import('node:path');
+
+  const routes = work.makeRoutes(spec.unitIterations, path.join(spec.dataDir, 'data.json'));
+  const fns = work.makeUniqueFunctions();
+  const truth = new work.GroundTruth();
+  const labeler = profiler.labeler;
+
+  let measuring = false;
+  let completed = 0;
+  let errors = 0;
+
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '';
+    const w = routes[url];
+    if (w === undefined) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    tracing.inSpan(`GET ${url}`, (spanIdHex, end) => {
+      const k = truth.total % work.UNIQUE_FUNCTIONS;
+      truth.record(k, BigInt('0x' + spanIdHex));
+      const fn = fns[k];
+      if (fn === undefined) throw new Error('unreachable: unique function index');
+      let p: Promise<string> | undefined;
+      const run = (): void => {
+        p = fn(w);
+      };
+      if (labeler === undefined) run();
+      else labeler(spanIdHex, run);
+      (p ?? Promise.reject(new Error('labeler did not run the request'))).then(
+        (body) => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+          res.end(body);
+          end();
+          if (measuring) completed++;
+        },
+        () => {
+          res.statusCode = 500;
+          res.end();
+          end();
+          if (measuring) errors++;
+        },
+      );
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+
+  let markCpu = process.cpuUsage();
+  let markNs = process.hrtime.bigint();
+  const memory: MemorySample[] = [];
+  let memTimer: NodeJS.Timeout | undefined;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const sampleMemory = (): MemorySample => {
+    if (spec.gcBeforeSample && gc !== undefined) gc();
+    const m = process.memoryUsage();
+    return {
+      tMs: Number(process.hrtime.bigint() - markNs) / 1e6,
+      rss: m.rss,
+      heapUsed: m.heapUsed,
+      heapTotal: m.heapTotal,
+      external: m.external,
+    };
+  };
+
+  process.on('message', (raw: ToServer) => {
+    switch (raw.type) {
+      case 'mark':
+        completed = 0;
+        errors = 0;
+        memory.length = 0;
+        markNs = process.hrtime.bigint();
+        markCpu = process.cpuUsage();
+        measuring = true;
+        memTimer = setInterval(() => {
+          if (memory.length < 100_000) memory.push(sampleMemory());
+        }, spec.memorySampleMs);
+        memTimer.unref();
+        send({ type: 'marked' });
+        break;
+      case 'report': {
+        const cpu = process.cpuUsage(markCpu);
+        const wallMs = Number(process.hrtime.bigint() - markNs) / 1e6;
+        measuring = false;
+        if (memTimer !== undefined) clearInterval(memTimer);
+        memory.push(sampleMemory());
+        let profilerStats: unknown;
+        try {
+          profilerStats = profiler.stats();
+        } catch (err) {
+          profilerStats = { error: String(err) };
+        }
+        send({
+          type: 'report',
+          report: {
+            wallMs,
+            cpuUserMicros: cpu.user,
+            cpuSystemMicros: cpu.system,
+            requests: completed,
+            errors,
+            memory,
+            profilerStats,
+          },
+        });
+        break;
+      }
+      case 'memory':
+        send({ type: 'memory', sample: sampleMemory() });
+        break;
+      case 'shutdown':
+        void shutdown();
+        break;
+    }
+  });
+
+  const shutdown = async (): Promise<void> => {
+    server.closeAllConnections();
+    server.close();
+    let shutdownError: string | undefined;
+    try {
+      await profiler.shutdown();
+    } catch (err) {
+      shutdownError = String(err);
+    }
+    send({
+      type: 'bye',
+      bye: {
+        groundTruth: truth.dump(),
+        totalRequests: truth.total,
+        ringCapacity: truth.capacity,
+        spansRecording: tracing.recording(),
+        ...(shutdownError === undefined ? {} : { shutdownError }),
+      },
+    });
+    process.disconnect?.();
+    setTimeout(() => process.exit(0), 200).unref();
+  };
+
+  send({
+    type: 'ready',
+    port,
+    info: {
+      node: process.version,
+      execArgv: process.execArgv,
+      pid: process.pid,
+    },
+  });
+}
+
+main().catch((err: unknown) => {
+  send({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  setTimeout(() => process.exit(1), 100).unref();
+});
