@@ -1,0 +1,31 @@
+import { readlinkSync } from 'node:fs';
+import pprof from '@datadog/pprof';
+import { loadLibc } from './ffi.js';
+
+/**
+ * OS thread id (Linux tid) of the calling thread: @datadog/pprof's native
+ * helper, else gettid through koffi, else the /proc/thread-self link. 0 when
+ * none works (non-Linux without the addon).
+ */
+export function currentTid(): number {
+  try {
+    const tid: unknown = (pprof.getNativeThreadId as () => unknown)();
+    if (typeof tid === 'number' && tid > 0) return tid;
+  } catch {
+    // fall through to the next source
+  }
+  const libc = loadLibc();
+  if (libc.ok) {
+    const tid = libc.libc.gettid();
+    if (tid > 0) return tid;
+  }
+  try {
+    // "<pid>/task/<tid>"
+    const link = readlinkSync('/proc/thread-self');
+    const tid = Number(link.slice(link.lastIndexOf('/') + 1));
+    if (Number.isSafeInteger(tid) && tid > 0) return tid;
+  } catch {
+    // not Linux
+  }
+  return 0;
+}
