@@ -1,0 +1,83 @@
+import type { StateViews } from './state-table.js';
+import {
+  F_FUTEX,
+  F_OFFCPU,
+  F_ONCPU,
+  F_RUNQUEUE,
+  MAX_SLOTS,
+  REASONS_PER_SLOT,
+  findSlot,
+  valueIndex,
+} from './state-table.js';
+
+/** Cumulative off-CPU accounting of one thread at one moment. */
+export interface ThreadStateTotals {
+  readonly offCpuNs: number;
+  readonly futexNs: number;
+  /** reason key -> cumulative ns */
+  readonly reasons: ReadonlyMap<number, number>;
+}
+
+export type StateSnapshot = ReadonlyMap<number, ThreadStateTotals>;
+
+/**
+ * Synchronous reads of the shared state table, from any thread. Slot lookups
+ * are cached per tid and re-validated on every read.
+ */
+export class StateReader {
+  readonly views: StateViews;
+  readonly #slotHint = new Map<number, number>();
+
+  constructor(views: StateViews) {
+    this.views = views;
+  }
+
+  #slot(tid: number): number {
+    const slot = findSlot(this.views, tid, this.#slotHint.get(tid));
+    if (slot >= 0) this.#slotHint.set(tid, slot);
+    else this.#slotHint.delete(tid);
+    return slot;
+  }
+
+  /** A cumulative field of `tid`, or undefined if the thread is not tracked. */
+  #field(tid: number, field: number): number | undefined {
+    const slot = this.#slot(tid);
+    return slot < 0 ? undefined : this.views.values[valueIndex(slot, field)];
+  }
+
+  futexNs(tid: number): number | undefined {
+    return this.#field(tid, F_FUTEX);
+  }
+
+  offCpuNs(tid: number): number | undefined {
+    return this.#field(tid, F_OFFCPU);
+  }
+
+  /** schedstat run-queue delay, as last read by the sampler (JS threads only). */
+  runqueueNs(tid: number): number | undefined {
+    const v = this.#field(tid, F_RUNQUEUE);
+    return v === 0 && this.#field(tid, F_ONCPU) === 0 ? undefined : v;
+  }
+
+  snapshot(): StateSnapshot {
+    const out = new Map<number, ThreadStateTotals>();
+    const v = this.views;
+    for (let slot = 0; slot < MAX_SLOTS; slot++) {
+      const tid = Atomics.load(v.slotTid, slot);
+      if (tid === 0) continue;
+      const reasons = new Map<number, number>();
+      const base = slot * REASONS_PER_SLOT;
+      for (let i = 0; i < REASONS_PER_SLOT; i++) {
+        const key = Atomics.load(v.reasonKey, base + i);
+        if (key === 0) break;
+        reasons.set(key, v.reasonNs[base + i] ?? 0);
+      }
+      out.set(tid, {
+        offCpuNs: v.values[valueIndex(slot, F_OFFCPU)] ?? 0,
+        futexNs: v.values[valueIndex(slot, F_FUTEX)] ?? 0,
+        reasons,
+      });
+    }
+    return out;
+  }
+}
