@@ -50,22 +50,17 @@ function dominant(m: ReadonlyMap<string, number>, total: number, minShare: numbe
 }
 
 /**
- * Calls `visit` for each heap sample with its wall-sample distribution. Heap
- * stacks repeat rarely, but the match is cached per stack anyway.
+ * The wall-sample distribution of every heap sample, aligned with
+ * `heap.sample`. Identical stacks are matched once.
  */
-function eachAttributed(
-  heap: Profile,
-  wall: Profile,
-  options: AttributionOptions,
-  visit: (sample: Profile['sample'][number], a: SampleAttribution) => void,
-): void {
+function attributeSamples(heap: Profile, wall: Profile, options: AttributionOptions): SampleAttribution[] {
   const minShare = options.minShare ?? 0.9;
   const minWeight = options.minWeight ?? 2;
   const interner = new FrameInterner();
   const index = new WallIndex(wall, interner);
   const resolve = interner.resolver(heap);
   const cache = new Map<string, SampleAttribution>();
-  for (const sample of heap.sample) {
+  return heap.sample.map((sample) => {
     const key = sample.locationId.join(',');
     let a = cache.get(key);
     if (a === undefined) {
@@ -80,8 +75,8 @@ function eachAttributed(
       };
       cache.set(key, a);
     }
-    visit(sample, a);
-  }
+    return a;
+  });
 }
 
 /**
@@ -100,6 +95,10 @@ export function attributeAllocations(
   wall: Profile,
   options: AttributionOptions = {},
 ): OperationAllocation[] {
+  return summarize(heap, attributeSamples(heap, wall, options));
+}
+
+function summarize(heap: Profile, attributions: readonly SampleAttribution[]): OperationAllocation[] {
   const idx = valueIndexes(heap);
   if (idx.bytes < 0) return [];
   const acc = new Map<string, { bytes: number; objects: number; exactBytes: number }>();
@@ -112,7 +111,9 @@ export function attributeAllocations(
     return e;
   };
   let totalBytes = 0;
-  eachAttributed(heap, wall, options, (sample, a) => {
+  heap.sample.forEach((sample, i) => {
+    const a = attributions[i];
+    if (a === undefined) return;
     const bytes = Number(sample.value[idx.bytes] ?? 0);
     const objects = idx.objects >= 0 ? Number(sample.value[idx.objects] ?? 0) : 0;
     if (bytes <= 0) return;
@@ -160,13 +161,33 @@ export interface LabelResult {
  * that key are left alone.
  */
 export function labelHeapSamples(heap: Profile, wall: Profile, options: AttributionOptions = {}): LabelResult {
+  return applyLabels(heap, attributeSamples(heap, wall, options));
+}
+
+/**
+ * Both at once, matching each heap stack once: the per-operation figure
+ * (computed before labelling) and the labels put on `heap`.
+ */
+export function attributeWindow(
+  heap: Profile,
+  wall: Profile,
+  options: AttributionOptions = {},
+): { operations: OperationAllocation[]; labels: LabelResult } {
+  const attributions = attributeSamples(heap, wall, options);
+  const operations = summarize(heap, attributions);
+  return { operations, labels: applyLabels(heap, attributions) };
+}
+
+function applyLabels(heap: Profile, attributions: readonly SampleAttribution[]): LabelResult {
   const strings = heap.stringTable;
   const opKey = strings.dedup(LABEL_OPERATION);
   const spanKey = strings.dedup(LABEL_SPAN_ID);
   let samples = 0;
   let labelledOperation = 0;
   let labelledSpan = 0;
-  eachAttributed(heap, wall, options, (sample, a) => {
+  heap.sample.forEach((sample, i) => {
+    const a = attributions[i];
+    if (a === undefined) return;
     samples++;
     const has = (key: number): boolean => sample.label.some((l) => Number(l.key) === key);
     if (a.operation !== undefined && a.operation !== NO_SPAN && !has(opKey)) {

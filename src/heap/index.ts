@@ -1,8 +1,15 @@
+export { HeapStage, addGcTotals } from './stage.js';
 export { startHeapSampler } from './start.js';
 export type { HeapSamplerOptions } from './start.js';
 export { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE } from './types.js';
 export type { HeapSampler, HeapProfileKind, HeapBackend } from './types.js';
-export { attributeAllocations, labelHeapSamples, LABEL_OPERATION, UNATTRIBUTED } from './attribute.js';
+export {
+  attributeAllocations,
+  attributeWindow,
+  labelHeapSamples,
+  LABEL_OPERATION,
+  UNATTRIBUTED,
+} from './attribute.js';
 export type { OperationAllocation, AttributionOptions, LabelResult } from './attribute.js';
 export { NO_SPAN } from './wall-index.js';
 export { gcTotals } from './gc.js';

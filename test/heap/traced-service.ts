@@ -19,7 +19,7 @@ import {
 } from '../../src/context/index.js';
 import type { SamplerBinder } from '../../src/context/index.js';
 import { WallSampler } from '../../src/sampler/index.js';
-import type { Profile } from '../../src/core/index.js';
+import type { Profile, WindowProfile } from '../../src/core/index.js';
 
 export const HEAVY_OP = 'GET /heavy';
 export const LIGHT_OP = 'GET /light';
@@ -55,6 +55,8 @@ export interface TracedService {
   drive(n: number, concurrency: number): Promise<void>;
   /** Close the wall window: the wall profile with span labels. */
   wallProfile(): Profile;
+  /** Close the wall window as the pipeline sees it. */
+  rotate(): WindowProfile;
   close(): Promise<void>;
 }
 
@@ -98,6 +100,12 @@ export async function startTracedService(samplingIntervalMicros: number): Promis
       }).on('error', reject);
     });
 
+  const rotate = (): WindowProfile => {
+    const w = sampler.rotate(true);
+    if (w === undefined) throw new Error('wall sampler not running');
+    return w;
+  };
+
   return {
     port,
     async drive(n, concurrency) {
@@ -112,11 +120,8 @@ export async function startTracedService(samplingIntervalMicros: number): Promis
       };
       await Promise.all(Array.from({ length: concurrency }, worker));
     },
-    wallProfile() {
-      const w = sampler.rotate(true);
-      if (w === undefined) throw new Error('wall sampler not running');
-      return w.wall;
-    },
+    wallProfile: () => rotate().wall,
+    rotate,
     async close() {
       binder.disable();
       manager.setBinder(undefined);
