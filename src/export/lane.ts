@@ -44,7 +44,7 @@ export class Lane<T> {
     if (bytes > this.#limits.maxBytes) {
       this.#dropped++;
       this.#droppedBytes += bytes;
-      return Promise.resolve(failure(`item of ${bytes} bytes exceeds the queue limit of ${this.#limits.maxBytes} bytes`));
+      return Promise.resolve(failure(`dropped: item of ${bytes} bytes exceeds the queue limit of ${this.#limits.maxBytes} bytes`));
     }
     let settle!: (o: ExportOutcome) => void;
     const done = new Promise<ExportOutcome>((resolve) => {

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { Profile } from 'pprof-format';
+import { Profile } from '../../src/core/pprof.js';
 import { Diagnostics } from '../../src/core/diagnostics.js';
 import { FileExporter, parseWindowFileName, windowFileName } from '../../src/export/index.js';
 import { handWindow, newSpan, sampledWindow } from '../profile/fixtures.js';

@@ -1,0 +1,74 @@
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
+import type { Diagnostics } from '../core/diagnostics.js';
+import type { AttributeValue } from '../core/window.js';
+import { encodeOtlpRequestAsync, spanfuseVersion } from '../profile/index.js';
+import { HttpTransport } from './http-transport.js';
+import type { LaneLimits } from './lane.js';
+import { readPartialSuccess, readStatusMessage } from './otlp-response.js';
+import { QueuedExporter } from './queued-exporter.js';
+import type { RetryPolicy } from './retrying-transport.js';
+import type { Transport } from './transport.js';
+import { failure, SUCCESS } from './types.js';
+
+const gzip = promisify(gzipCb);
+
+export interface OtlpHttpExporterOptions {
+  /** Full profiles URL, e.g. `http://collector:4318/v1development/profiles`. */
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly compression: 'gzip' | 'none';
+  readonly timeoutMs: number;
+  readonly resource: Readonly<Record<string, AttributeValue>>;
+  readonly retry: RetryPolicy;
+  readonly queue: LaneLimits;
+  readonly diagnostics: Diagnostics;
+  /** For tests: a transport other than HTTP. */
+  readonly transport?: Transport;
+  readonly name?: string;
+}
+
+/**
+ * OTLP/HTTP profiles exporter: one protobuf ExportProfilesServiceRequest per
+ * window, gzip by default, POSTed to the profiles URL. Reads partial success
+ * (200) and error bodies (4xx) and counts rejected profiles.
+ */
+export function createOtlpHttpExporter(o: OtlpHttpExporterOptions): QueuedExporter {
+  const name = o.name ?? 'otlp';
+  const headers: Record<string, string> = {
+    ...o.headers,
+    'content-type': 'application/x-protobuf',
+    'user-agent': `spanfuse/${spanfuseVersion()}`,
+  };
+  if (o.compression === 'gzip') headers['content-encoding'] = 'gzip';
+  const transport = o.transport ?? new HttpTransport({ url: o.url, headers });
+  const encoderOptions = { resource: o.resource, scopeName: 'spanfuse', scopeVersion: spanfuseVersion() };
+  return new QueuedExporter({
+    name,
+    transport,
+    retry: o.retry,
+    timeoutMs: o.timeoutMs,
+    queue: o.queue,
+    diagnostics: o.diagnostics,
+    encode: async (window) => {
+      const raw = await encodeOtlpRequestAsync(window, encoderOptions);
+      const body = o.compression === 'gzip' ? await gzip(raw) : raw;
+      return [{ body }];
+    },
+    inspect: (result, count) => {
+      const partial = readPartialSuccess(result.body);
+      if (partial !== undefined && (partial.rejectedProfiles > 0 || partial.errorMessage !== '')) {
+        count('rejectedProfiles', partial.rejectedProfiles);
+        o.diagnostics.count(`export.${name}.rejected_profiles`, partial.rejectedProfiles);
+        o.diagnostics.warnOnce(
+          `export.${name}.partial`,
+          `spanfuse: exporter ${name}: server rejected ${partial.rejectedProfiles} profile(s): ${partial.errorMessage || '(no message)'}`,
+        );
+      }
+      if (result.kind === 'success') return SUCCESS;
+      const message = partial?.errorMessage || readStatusMessage(result.body);
+      const reason = result.kind === 'retryable' ? `gave up after retries: ${result.reason}` : result.reason;
+      return failure(message ? `${reason}: ${message}` : reason);
+    },
+  });
+}

@@ -1,0 +1,225 @@
+import type { Profile } from '../core/pprof.js';
+import { Function as PFunction, Label, Mapping, Profile as PprofProfile, Sample, StringTable, ValueType } from '../core/pprof.js';
+import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
+import type { ScrubConfig } from './scrub-config.js';
+import { PathScrubber } from './scrub-paths.js';
+import {
+  BASE64_CANDIDATE,
+  DENY_KEY_PARTS,
+  ID_LABEL_KEYS,
+  looksRandom,
+  normalizeKey,
+  REDACTED,
+  redactCards,
+  SECRET_PATTERNS,
+} from './scrub-rules.js';
+
+const ID_SHAPES: Readonly<Record<string, RegExp>> = {
+  trace_id: /^[0-9a-f]{32}$/,
+  span_id: /^[0-9a-f]{16}$/,
+  local_root_span_id: /^[0-9a-f]{16}$/,
+  trace_flags: /^[0-9a-f]{2}$/,
+};
+
+// `?k=v...` query strings (in URLs and in bare request paths).
+const QUERY = /\?[^\s#"'<>]*=[^\s#"'<>]*/g;
+
+/**
+ * The one policy stage before export. Produces a scrubbed copy of a window:
+ * every string of its pprof profiles (labels, function names, file names,
+ * mappings, comments), its profile attributes and tail-span operations.
+ * Counts what it redacted, by reason.
+ */
+export class Scrubber {
+  readonly #denyParts: readonly string[];
+  readonly #allow: ReadonlySet<string>;
+  readonly #rules: readonly RegExp[];
+  readonly #paths: PathScrubber;
+  readonly #counts = new Map<string, number>();
+  #windows = 0;
+
+  constructor(config: ScrubConfig) {
+    this.#denyParts = [...DENY_KEY_PARTS, ...config.denyKeys.map(normalizeKey).filter((k) => k !== '')];
+    this.#allow = new Set(config.allowKeys.map(normalizeKey));
+    this.#rules = config.rules.map((r) => (r.global ? r : new RegExp(r.source, `${r.flags}g`)));
+    this.#paths = new PathScrubber(config.appRoot, config.userNames);
+  }
+
+  scrub(window: WindowProfile): WindowProfile {
+    this.#windows++;
+    const out: WindowProfile = {
+      ...window,
+      wall: this.scrubProfile(window.wall),
+      attributes: this.#scrubAttributes(window.attributes),
+      tailSpans: window.tailSpans.map((t) => this.#scrubTail(t)),
+    };
+    if (window.heap) out.heap = this.scrubProfile(window.heap);
+    if (window.offCpu) out.offCpu = this.scrubProfile(window.offCpu);
+    return out;
+  }
+
+  stats(): Readonly<Record<string, number>> {
+    let total = 0;
+    for (const n of this.#counts.values()) total += n;
+    const out: Record<string, number> = { windows: this.#windows, redactions: total };
+    for (const [k, n] of this.#counts) out[`redactions.${k}`] = n;
+    return out;
+  }
+
+  /** A key whose value is always redacted (and not allow-listed). */
+  isDeniedKey(key: string): boolean {
+    const k = normalizeKey(key);
+    if (this.#allow.has(k)) return false;
+    return this.#denyParts.some((p) => k.includes(p));
+  }
+
+  isAllowedKey(key: string): boolean {
+    return this.#allow.has(normalizeKey(key));
+  }
+
+  /** Scrub free text: URL queries, secrets, card numbers, user rules, paths. */
+  scrubText(text: string): string {
+    if (text === '') return text;
+    let s = text;
+    const before = s;
+    s = s.replace(QUERY, () => {
+      this.#count('query');
+      return '';
+    });
+    for (const p of SECRET_PATTERNS) {
+      p.re.lastIndex = 0;
+      if (!p.re.test(s)) continue;
+      s = s.replace(p.re, () => {
+        this.#count(p.name);
+        return REDACTED;
+      });
+    }
+    s = s.replace(BASE64_CANDIDATE, (m) => {
+      if (!looksRandom(m)) return m;
+      this.#count('base64');
+      return REDACTED;
+    });
+    s = redactCards(s, () => this.#count('card'));
+    for (const r of this.#rules) {
+      r.lastIndex = 0;
+      s = s.replace(r, () => {
+        this.#count('rule');
+        return REDACTED;
+      });
+    }
+    const pathed = this.#paths.scrub(s);
+    if (pathed !== s) this.#count('path');
+    return pathed === before ? before : pathed;
+  }
+
+  scrubProfile(p: Profile): Profile {
+    const old = p.stringTable.strings;
+    const table = new StringTable();
+    const memo = new Int32Array(old.length).fill(-1);
+    const text = (i: number | bigint): number => {
+      const n = Number(i);
+      if (n === 0) return 0;
+      const m = memo[n];
+      if (m !== undefined && m !== -1) return m;
+      const v = table.dedup(this.scrubText(old[n] ?? ''));
+      memo[n] = v;
+      return v;
+    };
+    const raw = (i: number | bigint): number => (Number(i) === 0 ? 0 : table.dedup(old[Number(i)] ?? ''));
+    const redacted = table.dedup(REDACTED);
+
+    // Per label key: how its values are treated.
+    const keyMode = new Map<number, 'deny' | 'allow' | 'id' | 'text'>();
+    const modeOf = (k: number): 'deny' | 'allow' | 'id' | 'text' => {
+      let m = keyMode.get(k);
+      if (m === undefined) {
+        const key = old[k] ?? '';
+        m = ID_LABEL_KEYS.has(key) ? 'id' : this.isAllowedKey(key) ? 'allow' : this.isDeniedKey(key) ? 'deny' : 'text';
+        keyMode.set(k, m);
+      }
+      return m;
+    };
+
+    const sample = p.sample.map((s) => {
+      const label: Label[] = [];
+      for (const l of s.label) {
+        const k = Number(l.key);
+        const mode = modeOf(k);
+        const isStr = Number(l.str) !== 0;
+        let str = 0;
+        if (isStr) {
+          if (mode === 'deny') {
+            this.#count('key');
+            str = redacted;
+          } else if (mode === 'allow') str = raw(l.str);
+          else if (mode === 'id' && ID_SHAPES[old[k] ?? '']?.test(old[Number(l.str)] ?? '') === true) str = raw(l.str);
+          else str = text(l.str);
+        } else if (mode === 'deny') {
+          // A number under a secret key: leave the label out.
+          this.#count('key');
+          continue;
+        }
+        label.push(new Label({ key: raw(k), str, num: l.num, numUnit: text(l.numUnit) }));
+      }
+      return new Sample({ locationId: s.locationId, value: s.value, label });
+    });
+
+    const fn = p.function.map(
+      (f) => new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }),
+    );
+    const mapping = p.mapping.map(
+      (m) =>
+        new Mapping({
+          id: m.id,
+          memoryStart: m.memoryStart,
+          memoryLimit: m.memoryLimit,
+          fileOffset: m.fileOffset,
+          filename: text(m.filename),
+          buildId: text(m.buildId),
+          hasFunctions: m.hasFunctions,
+          hasFilenames: m.hasFilenames,
+          hasLineNumbers: m.hasLineNumbers,
+          hasInlineFrames: m.hasInlineFrames,
+        }),
+    );
+    const vt = (v: ValueType): ValueType => new ValueType({ type: raw(v.type), unit: raw(v.unit) });
+    return new PprofProfile({
+      sampleType: p.sampleType.map(vt),
+      sample,
+      mapping,
+      location: p.location,
+      function: fn,
+      stringTable: table,
+      dropFrames: text(p.dropFrames),
+      keepFrames: text(p.keepFrames),
+      timeNanos: p.timeNanos,
+      durationNanos: p.durationNanos,
+      ...(p.periodType ? { periodType: vt(p.periodType) } : {}),
+      period: p.period,
+      comment: p.comment.map((c) => text(c)),
+      defaultSampleType: raw(p.defaultSampleType),
+      docUrl: text(p.docUrl),
+    });
+  }
+
+  #scrubAttributes(attrs: Readonly<Record<string, AttributeValue>>): Record<string, AttributeValue> {
+    const out: Record<string, AttributeValue> = {};
+    for (const [k, v] of Object.entries(attrs)) {
+      if (this.isAllowedKey(k)) out[k] = v;
+      else if (this.isDeniedKey(k)) {
+        this.#count('key');
+        out[k] = REDACTED;
+      } else out[k] = typeof v === 'string' ? this.scrubText(v) : v;
+    }
+    return out;
+  }
+
+  #scrubTail(t: TailSpanRef): TailSpanRef {
+    const operation = this.scrubText(t.operation);
+    return operation === t.operation ? t : { ...t, operation };
+  }
+
+  #count(kind: string): void {
+    this.#counts.set(kind, (this.#counts.get(kind) ?? 0) + 1);
+  }
+}
