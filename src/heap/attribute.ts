@@ -38,7 +38,7 @@ export interface AttributionOptions {
 }
 
 /** Which heap values to attribute: allocations if sampled, else what is live. */
-function valueIndexes(heap: Profile): { bytes: number; objects: number } {
+export function valueIndexes(heap: Profile): { bytes: number; objects: number } {
   const alloc = sampleTypeIndex(heap, ALLOC_SPACE);
   if (alloc >= 0) return { bytes: alloc, objects: sampleTypeIndex(heap, ALLOC_OBJECTS) };
   return { bytes: sampleTypeIndex(heap, INUSE_SPACE), objects: sampleTypeIndex(heap, INUSE_OBJECTS) };
@@ -53,7 +53,7 @@ function dominant(m: ReadonlyMap<string, number>, total: number, minShare: numbe
  * The wall-sample distribution of every heap sample, aligned with
  * `heap.sample`. Identical stacks are matched once.
  */
-function attributeSamples(heap: Profile, wall: Profile, options: AttributionOptions): SampleAttribution[] {
+export function attributeSamples(heap: Profile, wall: Profile, options: AttributionOptions): SampleAttribution[] {
   const minShare = options.minShare ?? 0.9;
   const minWeight = options.minWeight ?? 2;
   const interner = new FrameInterner();

@@ -11,6 +11,8 @@ export {
   UNATTRIBUTED,
 } from './attribute.js';
 export type { OperationAllocation, AttributionOptions, LabelResult } from './attribute.js';
+export { estimateSpanAllocations } from './span-estimate.js';
+export type { SpanAllocation } from './span-estimate.js';
 export { NO_SPAN } from './wall-index.js';
 export { gcTotals } from './gc.js';
 export type { GcTotals } from './gc.js';

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { attributeAllocations, gcTotals, labelHeapSamples, NO_SPAN, UNATTRIBUTED } from '../../src/heap/index.js';
+import {
+  attributeAllocations,
+  estimateSpanAllocations,
+  gcTotals,
+  labelHeapSamples,
+  NO_SPAN,
+  UNATTRIBUTED,
+} from '../../src/heap/index.js';
 import { allocProfile, builtin, js, wallProfile } from './hand-profiles.js';
 import { labelOf } from './profile-helpers.js';
 
@@ -112,4 +119,22 @@ void test('gcTotals counts wall samples whose leaf is Garbage Collection', () =>
   assert.equal(g.samples, 3);
   assert.equal(g.wallNs, 30_000_000);
   assert.ok(Math.abs(g.share - 3 / 110) < 1e-12);
+});
+
+void test('per-span estimate: split by each span’s wall samples in the allocating code, exact when one span ran it', () => {
+  const wall = wallProfile([
+    { stack: [...ROOT, js('handleA'), js('build')], op: 'A', span: 'slow', n: 30 },
+    { stack: [...ROOT, js('handleA'), js('build')], op: 'A', span: 'fast', n: 10 },
+    { stack: [...ROOT, js('handleA'), js('rareBranch')], op: 'A', span: 'slow', n: 2 },
+  ]);
+  const heap = allocProfile([
+    { stack: [...ROOT, js('handleA'), js('build')], bytes: 4000 },
+    { stack: [...ROOT, js('handleA'), js('rareBranch')], bytes: 500 },
+  ]);
+  const est = estimateSpanAllocations(heap, wall);
+  assert.deepEqual(Object.fromEntries(est), {
+    slow: { bytes: 3000 + 500, exactBytes: 500 },
+    fast: { bytes: 1000, exactBytes: 0 },
+  });
+  assert.deepEqual([...estimateSpanAllocations(heap, wall, new Set(['fast'])).keys()], ['fast']);
 });

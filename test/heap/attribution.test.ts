@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Diagnostics } from '../../src/core/index.js';
-import { attributeAllocations, labelHeapSamples, LABEL_OPERATION, startHeapSampler } from '../../src/heap/index.js';
+import {
+  attributeAllocations,
+  estimateSpanAllocations,
+  labelHeapSamples,
+  LABEL_OPERATION,
+  startHeapSampler,
+} from '../../src/heap/index.js';
 import { labelOf, stackNames, sumWhere, typeIndex } from './profile-helpers.js';
 import { HEAVY_OP, LIGHT_OP, startTracedService } from './traced-service.js';
 
@@ -39,6 +45,12 @@ void test('two routes, one allocating ~10x: profile and per-operation figure put
     assert.ok(heavy.bytes > 4 * light.bytes, JSON.stringify(ops));
     const shares = ops.reduce((a, o) => a + o.share, 0);
     assert.ok(Math.abs(shares - 1) < 1e-9, `shares sum to ${shares}`);
+
+    // Per-span estimates split the same bytes across the requests' spans.
+    const spans = estimateSpanAllocations(profile, wall);
+    const spanSum = [...spans.values()].reduce((a, e) => a + e.bytes, 0);
+    assert.ok(spans.size > 10, `spans with an estimate: ${spans.size}`);
+    assert.ok(Math.abs(spanSum - (heavy.bytes + light.bytes)) <= 0.01 * (heavy.bytes + light.bytes), `${spanSum}`);
 
     // Labels only where unambiguous, and then right: compare with the frames.
     const result = labelHeapSamples(profile, wall);
