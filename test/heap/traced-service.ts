@@ -49,6 +49,13 @@ export async function lightRoute(): Promise<number> {
   return a + checksum(buildRecords(1_000));
 }
 
+/** Both routes through one function, differing only in size: identical stacks. */
+export async function sharedRoute(n: number): Promise<number> {
+  const a = checksum(buildRecords(n));
+  await immediate();
+  return a + checksum(buildRecords(n));
+}
+
 export interface TracedService {
   readonly port: number;
   /** Make `n` requests to each route, interleaved, `concurrency` at a time. */
@@ -60,7 +67,11 @@ export interface TracedService {
   close(): Promise<void>;
 }
 
-export async function startTracedService(samplingIntervalMicros: number): Promise<TracedService> {
+/**
+ * `sharedPath`: both routes run `sharedRoute` (10_000 vs 1_000 records), so
+ * their allocation stacks are identical and only time tells them apart.
+ */
+export async function startTracedService(samplingIntervalMicros: number, sharedPath = false): Promise<TracedService> {
   const cache = new SampleContextCache();
   const manager = new SpanfuseContextManager(cache);
   const mode = detectContextMode();
@@ -84,7 +95,11 @@ export async function startTracedService(samplingIntervalMicros: number): Promis
   const server: Server = createServer((req, res) => {
     const heavy = req.url === '/heavy';
     void tracer.startActiveSpan(heavy ? HEAVY_OP : LIGHT_OP, async (span) => {
-      const n = heavy ? await heavyRoute() : await lightRoute();
+      const n = sharedPath
+        ? await sharedRoute(heavy ? 10_000 : 1_000)
+        : heavy
+          ? await heavyRoute()
+          : await lightRoute();
       span.end();
       res.end(String(n));
     });
