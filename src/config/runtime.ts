@@ -1,0 +1,69 @@
+import type { EnvSource } from './env.js';
+import type { Problems } from './env.js';
+import { envBool, envInt } from './env.js';
+
+/** Settings of the runtime stage (kernel/runtime signals per OS thread). */
+export interface RuntimeConfig {
+  /** Thread-state sampler (off-CPU profile, futex wait, run-queue delay). */
+  readonly threadState: boolean;
+  /** Its rate; 50 Hz measured at ~0.1% of one core (bench/threadstate). */
+  readonly threadStateHz: number;
+  /** Tier 1 perf counters (software always tried; hardware where a PMU exists). */
+  readonly perfEvents: boolean;
+  /** Publish the OTEP-4719 `OTEL_CTX` process context. */
+  readonly processContext: boolean;
+  /** Publish OTEP-4947 thread context records (AsyncContextFrame runtimes). */
+  readonly threadContext: boolean;
+  /** Give threads meaningful kernel names (libuv-worker, w<id>:<name>). */
+  readonly nameThreads: boolean;
+  /** libuv threadpool size (UV_THREADPOOL_SIZE), to find its threads. */
+  readonly threadpoolSize: number;
+}
+
+export type RuntimeOptions = Partial<RuntimeConfig>;
+
+export const RUNTIME_DEFAULTS: RuntimeConfig = {
+  threadState: true,
+  threadStateHz: 50,
+  perfEvents: true,
+  processContext: true,
+  threadContext: true,
+  nameThreads: true,
+  threadpoolSize: 4,
+};
+
+const HZ = { min: 1, max: 250 };
+const POOL = { min: 1, max: 1024 };
+
+/** code > env > default; problems are collected, never thrown. */
+export function parseRuntimeConfig(env: EnvSource, problems: Problems, options: RuntimeOptions = {}): RuntimeConfig {
+  const bool = (
+    key: 'threadState' | 'perfEvents' | 'processContext' | 'threadContext' | 'nameThreads',
+    envName: string,
+  ): boolean => {
+    const code = options[key];
+    if (code !== undefined) {
+      if (typeof code === 'boolean') return code;
+      problems.add(`runtime.${key}`, `expected true or false, got ${JSON.stringify(code)}`);
+    }
+    const fromEnv = envBool(env, envName, problems);
+    return fromEnv ?? RUNTIME_DEFAULTS[key];
+  };
+  const int = (key: 'threadStateHz' | 'threadpoolSize', envName: string, bounds: { min: number; max: number }): number => {
+    const code = options[key];
+    if (code !== undefined) {
+      if (Number.isInteger(code) && code >= bounds.min && code <= bounds.max) return code;
+      problems.add(`runtime.${key}`, `expected a whole number from ${bounds.min} to ${bounds.max}, got ${JSON.stringify(code)}`);
+    }
+    return envInt(env, envName, problems, bounds) ?? RUNTIME_DEFAULTS[key];
+  };
+  return {
+    threadState: bool('threadState', 'SPANFUSE_THREAD_STATE'),
+    threadStateHz: int('threadStateHz', 'SPANFUSE_THREAD_STATE_HZ', HZ),
+    perfEvents: bool('perfEvents', 'SPANFUSE_PERF_EVENTS'),
+    processContext: bool('processContext', 'SPANFUSE_PROCESS_CONTEXT'),
+    threadContext: bool('threadContext', 'SPANFUSE_THREAD_CONTEXT'),
+    nameThreads: bool('nameThreads', 'SPANFUSE_NAME_THREADS'),
+    threadpoolSize: int('threadpoolSize', 'UV_THREADPOOL_SIZE', POOL),
+  };
+}

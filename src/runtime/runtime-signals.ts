@@ -1,0 +1,171 @@
+import type { Profile } from 'pprof-format';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { SpanCounterSource } from '../core/counters.js';
+import type { Diagnostics } from '../core/diagnostics.js';
+import type { AttributeValue } from '../core/window.js';
+import { LoopGcMonitor } from './loop-gc.js';
+import { buildOffCpuProfile } from './offcpu-profile.js';
+import { HARDWARE_EVENTS, PerfGroup, SOFTWARE_EVENTS } from './perf-events.js';
+import { detectPlatform } from './platform.js';
+import type { Platform } from './platform.js';
+import type { StateSnapshot } from './state-reader.js';
+import { wchanName } from './state-table.js';
+import { SpanWindowCountersUnavailable, ThreadWindowCounters } from './span-counters.js';
+import { ThreadStateSampler } from './thread-state-sampler.js';
+import type { ThreadStateStats } from './thread-state-sampler.js';
+import { ThreadCounterReader } from './thread-stats.js';
+import { currentTid } from './thread-id.js';
+import { ThreadInventory } from './threads.js';
+import type { ThreadpoolNaming } from './threads.js';
+
+export interface RuntimeWindow {
+  offCpu?: Profile;
+  readonly attributes: Record<string, AttributeValue>;
+}
+
+export interface RuntimeStats {
+  readonly platform: Platform;
+  readonly threadState: ThreadStateStats | undefined;
+  readonly threadpool: ThreadpoolNaming | undefined;
+  readonly counterSource: 'getrusage' | 'proc' | 'none';
+  readonly perfSoftware: readonly string[];
+  /** Counter name -> why it is not offered. */
+  readonly unsupported: Readonly<Record<string, string>>;
+}
+
+/**
+ * The runtime stage, started once on the main thread: thread identity, the
+ * thread-state sampler, event-loop and GC figures, perf counters, and the
+ * span counter source.
+ */
+export class RuntimeSignals {
+  readonly #c: RuntimeConfig;
+  readonly #diag: Diagnostics;
+  readonly platform = detectPlatform();
+  readonly inventory = new ThreadInventory();
+  readonly #loop = new LoopGcMonitor();
+  #sampler: ThreadStateSampler | undefined;
+  #prev: StateSnapshot = new Map();
+  #counters: ThreadCounterReader | undefined;
+  #hardware: PerfGroup | undefined;
+  #software: PerfGroup | undefined;
+  readonly #unsupported: Record<string, string> = {};
+  #spanSource: SpanCounterSource | undefined;
+  #started = false;
+
+  constructor(config: RuntimeConfig, diagnostics: Diagnostics) {
+    this.#c = config;
+    this.#diag = diagnostics;
+  }
+
+  /** Never throws; what cannot run is recorded in `stats()` and warned once. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#loop.start();
+    const p = this.platform;
+    if (p.unsupportedReason !== undefined) {
+      this.#diag.warnOnce('runtime.platform', `spanfuse: ${p.unsupportedReason}; thread signals are off`);
+      for (const e of [...HARDWARE_EVENTS]) this.#unsupported[e.name] = p.unsupportedReason;
+      return;
+    }
+    try {
+      if (this.#c.nameThreads) await this.inventory.nameThreadpool(this.#c.threadpoolSize);
+      else this.inventory.captureStartup();
+    } catch (err) {
+      this.#diag.error('runtime.thread_names', err);
+    }
+    this.#counters = new ThreadCounterReader();
+    if (this.#counters.source === 'proc') {
+      this.#diag.warnOnce('runtime.koffi', 'spanfuse: koffi not available; per-thread counters come from /proc (slower)');
+    }
+    if (this.#c.perfEvents) {
+      const hw = PerfGroup.open(HARDWARE_EVENTS);
+      this.#hardware = hw.group;
+      Object.assign(this.#unsupported, hw.unsupported);
+      const sw = PerfGroup.open(SOFTWARE_EVENTS);
+      this.#software = sw.group;
+      Object.assign(this.#unsupported, sw.unsupported);
+    } else {
+      for (const e of HARDWARE_EVENTS) this.#unsupported[e.name] = 'perf events disabled by configuration';
+    }
+    if (this.#c.threadState) {
+      const sampler = new ThreadStateSampler({ hz: this.#c.threadStateHz, arch: p.arch, diagnostics: this.#diag });
+      if (await sampler.start()) {
+        this.#sampler = sampler;
+        this.#prev = sampler.reader?.snapshot() ?? new Map();
+      } else {
+        this.#unsupported['profiler.futex.wait_ns'] = 'thread-state sampler failed to start';
+      }
+    } else {
+      this.#unsupported['profiler.futex.wait_ns'] = 'thread-state sampler disabled by configuration';
+    }
+  }
+
+  /** Span counters for the main thread (see ThreadWindowCounters). */
+  spanCounters(): SpanCounterSource {
+    this.#spanSource ??= this.#started
+      ? new ThreadWindowCounters({
+          tid: currentTid(),
+          ...(this.#counters ? { threadCounters: this.#counters } : {}),
+          ...(this.#sampler?.reader ? { state: this.#sampler.reader } : {}),
+          loop: this.#loop,
+          ...(this.#hardware ? { hardware: this.#hardware } : {}),
+        })
+      : new SpanWindowCountersUnavailable();
+    return this.#spanSource;
+  }
+
+  collectWindow(startUnixNs: bigint, endUnixNs: bigint): RuntimeWindow {
+    const attributes: Record<string, AttributeValue> = {};
+    const window: RuntimeWindow = { attributes };
+    try {
+      Object.assign(attributes, this.#loop.collectWindow());
+      for (const [name, reason] of Object.entries(this.#unsupported)) {
+        attributes[`profiler.unsupported.${name.replace(/^profiler\./, '')}`] = reason;
+      }
+      const reader = this.#sampler?.reader;
+      if (reader) {
+        const current = reader.snapshot();
+        const names = new Map(this.inventory.list().map((t) => [t.tid, t.name]));
+        const offCpu = buildOffCpuProfile({
+          previous: this.#prev,
+          current,
+          arch: this.platform.arch,
+          threadName: (tid) => names.get(tid) ?? `thread-${tid}`,
+          wchanName: (id) => wchanName(reader.views, id),
+          startUnixNs,
+          endUnixNs,
+          intervalNs: Math.round(1e9 / this.#c.threadStateHz),
+        });
+        this.#prev = current;
+        if (offCpu) window.offCpu = offCpu;
+        attributes['runtime.thread_state.hz'] = this.#c.threadStateHz;
+      }
+    } catch (err) {
+      this.#diag.error('runtime.collect_window', err);
+    }
+    return window;
+  }
+
+  stats(): RuntimeStats {
+    return {
+      platform: this.platform,
+      threadState: this.#sampler?.stats(),
+      threadpool: this.inventory.threadpool,
+      counterSource: this.#counters?.source ?? 'none',
+      perfSoftware: this.#software?.names ?? [],
+      unsupported: { ...this.#unsupported },
+    };
+  }
+
+  /** Idempotent. */
+  async stop(): Promise<void> {
+    this.#loop.stop();
+    await this.#sampler?.stop();
+    this.#hardware?.close();
+    this.#software?.close();
+    this.#counters?.close();
+    this.#hardware = this.#software = undefined;
+  }
+}

@@ -1,0 +1,98 @@
+import type { SpanCounterSource } from '../core/counters.js';
+import type { LoopGcMonitor } from './loop-gc.js';
+import type { PerfGroup } from './perf-events.js';
+import type { StateReader } from './state-reader.js';
+import type { ThreadCounterReader } from './thread-stats.js';
+
+/**
+ * Span window counters for one thread (create it on that thread). `begin()`
+ * takes one Float64Array snapshot, `end()` returns the deltas that exist.
+ *
+ * These are deltas of the *thread* over the span's window: across `await`,
+ * other work that ran on the same thread in between is included. Sources:
+ * - context switches and page faults: getrusage(RUSAGE_THREAD) read at start
+ *   and end (exact; needs koffi);
+ * - futex wait and run-queue delay: read from the thread-state sampler's shared
+ *   table (resolution: one sampler interval);
+ * - event-loop delay: the cumulative excess of the perf_hooks histogram
+ *   (recorded when the loop's timer fires, so delay caused by a synchronous
+ *   span shows up only if the timer fires before the span ends);
+ * - cycles, instructions, L3 misses: a perf group, only where a PMU exists.
+ */
+const I_VOL = 0;
+const I_INVOL = 1;
+const I_MINFLT = 2;
+const I_MAJFLT = 3;
+const I_FUTEX = 4;
+const I_RUNQ = 5;
+const I_LOOP = 6;
+const I_HW = 7;
+
+export interface SpanCounterDeps {
+  readonly tid: number;
+  readonly threadCounters?: ThreadCounterReader;
+  readonly state?: StateReader;
+  readonly loop?: LoopGcMonitor;
+  readonly hardware?: PerfGroup;
+}
+
+export class ThreadWindowCounters implements SpanCounterSource {
+  readonly #d: SpanCounterDeps;
+  readonly #size: number;
+  readonly #hwNames: readonly string[];
+  readonly #hw: Float64Array;
+
+  constructor(deps: SpanCounterDeps) {
+    this.#d = deps;
+    this.#hwNames = deps.hardware?.names ?? [];
+    this.#size = I_HW + this.#hwNames.length;
+    this.#hw = new Float64Array(this.#hwNames.length);
+  }
+
+  begin(): unknown {
+    const t = new Float64Array(this.#size).fill(Number.NaN);
+    this.#fill(t);
+    return t;
+  }
+
+  end(token: unknown): Readonly<Record<string, number>> {
+    const out: Record<string, number> = {};
+    if (!(token instanceof Float64Array) || token.length !== this.#size) return out;
+    const now = new Float64Array(this.#size).fill(Number.NaN);
+    this.#fill(now);
+    const put = (name: string, i: number): void => {
+      const d = (now[i] ?? Number.NaN) - (token[i] ?? Number.NaN);
+      if (Number.isFinite(d)) out[name] = Math.max(0, Math.round(d));
+    };
+    put('profiler.ctx_switches.voluntary', I_VOL);
+    put('profiler.ctx_switches.involuntary', I_INVOL);
+    const faults = (now[I_MINFLT] ?? NaN) + (now[I_MAJFLT] ?? NaN) - (token[I_MINFLT] ?? NaN) - (token[I_MAJFLT] ?? NaN);
+    if (Number.isFinite(faults)) out['profiler.page_faults'] = Math.max(0, faults);
+    put('profiler.futex.wait_ns', I_FUTEX);
+    put('profiler.runqueue.delay_ns', I_RUNQ);
+    put('profiler.eventloop.delay_ns', I_LOOP);
+    for (let i = 0; i < this.#hwNames.length; i++) put(this.#hwNames[i] ?? '', I_HW + i);
+    return out;
+  }
+
+  #fill(t: Float64Array): void {
+    const d = this.#d;
+    if (d.threadCounters && !d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
+    if (d.state) {
+      t[I_FUTEX] = d.state.futexNs(d.tid) ?? Number.NaN;
+      t[I_RUNQ] = d.state.runqueueNs(d.tid) ?? Number.NaN;
+    }
+    if (d.loop) t[I_LOOP] = d.loop.cumulativeDelayNs();
+    if (d.hardware && d.hardware.read(this.#hw)) t.set(this.#hw, I_HW);
+  }
+}
+
+/** Before `start()` or where nothing runs: every counter absent. */
+export class SpanWindowCountersUnavailable implements SpanCounterSource {
+  begin(): unknown {
+    return undefined;
+  }
+  end(): Readonly<Record<string, number>> {
+    return {};
+  }
+}

@@ -1,0 +1,136 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, constants } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Profile } from 'pprof-format';
+import { Diagnostics } from '../../src/core/diagnostics.js';
+import { parseRuntimeConfig } from '../../src/config/runtime.js';
+import { Problems } from '../../src/config/env.js';
+import { RuntimeSignals, LABEL_WAIT_REASON } from '../../src/runtime/index.js';
+import { loadLibc } from '../../src/runtime/ffi.js';
+
+const linux = process.platform === 'linux';
+
+function config() {
+  const problems = new Problems();
+  const c = parseRuntimeConfig({}, problems, { threadStateHz: 100 });
+  assert.deepEqual(problems.list, []);
+  return c;
+}
+
+/** Off-CPU ns of `tid` per wait reason in a profile. */
+function offCpuByReason(p: Profile | undefined, tid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!p) return out;
+  const s = p.stringTable.strings;
+  for (const sample of p.sample) {
+    const labels = new Map(sample.label.map((l) => [s[Number(l.key)], s[Number(l.str)]]));
+    if (labels.get('thread.id') !== String(tid)) continue;
+    const reason = labels.get(LABEL_WAIT_REASON) ?? '?';
+    out.set(reason, (out.get(reason) ?? 0) + Number(sample.value[0]));
+  }
+  return out;
+}
+
+function frames(p: Profile): string[] {
+  return p.function.map((f) => p.stringTable.strings[Number(f.name)] ?? '');
+}
+
+async function withSignals(fn: (rs: RuntimeSignals) => Promise<void>): Promise<void> {
+  const rs = new RuntimeSignals(config(), new Diagnostics(() => undefined));
+  await rs.start();
+  try {
+    // Let the sampler take a few passes so every thread is tracked.
+    await new Promise((r) => setTimeout(r, 100));
+    await fn(rs);
+  } finally {
+    await rs.stop();
+  }
+}
+
+function now(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+test('a 200 ms Atomics.wait shows as ~200 ms futex off-CPU on the main thread', { skip: !linux }, async () => {
+  await withSignals(async (rs) => {
+    const counters = rs.spanCounters();
+    rs.collectWindow(now(), now());
+    const token = counters.begin();
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    const deltas = counters.end(token);
+    await new Promise((r) => setTimeout(r, 30));
+    const w = rs.collectWindow(now(), now());
+    const byReason = offCpuByReason(w.offCpu, process.pid);
+    const futex = byReason.get('futex') ?? 0;
+    assert.ok(futex > 140e6 && futex < 300e6, `futex off-CPU ${futex / 1e6} ms`);
+    assert.ok(w.offCpu && frames(w.offCpu).includes('futex'));
+    const spanFutex = deltas['profiler.futex.wait_ns'] ?? -1;
+    assert.ok(spanFutex > 140e6 && spanFutex < 300e6, `span futex wait ${spanFutex / 1e6} ms`);
+    // Blocking in futex is a voluntary switch.
+    assert.ok((deltas['profiler.ctx_switches.voluntary'] ?? 0) >= 1);
+  });
+});
+
+test('a CPU burn shows ~0 off-CPU on the main thread', { skip: !linux }, async () => {
+  await withSignals((rs) => {
+    rs.collectWindow(now(), now());
+    const end = Date.now() + 200;
+    let x = 0;
+    while (Date.now() < end) x++;
+    assert.ok(x > 0);
+    const w = rs.collectWindow(now(), now());
+    const byReason = offCpuByReason(w.offCpu, process.pid);
+    const total = [...byReason.values()].reduce((a, b) => a + b, 0);
+    // Preemption on a shared 2-core machine may show a few ms, never most of it.
+    assert.ok(total < 60e6, `off-CPU during a burn: ${total / 1e6} ms ${JSON.stringify([...byReason])}`);
+    assert.equal(byReason.get('futex') ?? 0, 0);
+    return Promise.resolve();
+  });
+});
+
+const libc = loadLibc();
+const PLANTED_COUNT = 0xabcde; // a read(2) length, the third syscall argument
+
+test('a blocking FIFO read shows as read off-CPU; its syscall arguments appear in no output', { skip: !linux || !libc.ok }, async () => {
+  if (!libc.ok) return;
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-fifo-'));
+  const fifo = join(dir, 'f');
+  assert.equal(libc.libc.mkfifo(fifo, 0o600), 0);
+  try {
+    await withSignals(async (rs) => {
+      const fd = openSync(fifo, constants.O_RDWR);
+      // The writer is a separate process so this thread can block for real.
+      const child = spawn(process.execPath, ['-e', `setTimeout(() => require('fs').writeFileSync(${JSON.stringify(fifo)}, 'x'), 200)`]);
+      const exited = new Promise((r) => child.once('exit', r));
+      await new Promise((r) => child.once('spawn', r));
+      rs.collectWindow(now(), now());
+      const buf = Buffer.alloc(PLANTED_COUNT);
+      const n = readSync(fd, buf, 0, PLANTED_COUNT, null);
+      assert.equal(n, 1);
+      closeSync(fd);
+      await new Promise((r) => setTimeout(r, 30));
+      const w = rs.collectWindow(now(), now());
+      await exited;
+      const read = offCpuByReason(w.offCpu, process.pid).get('read') ?? 0;
+      assert.ok(read > 100e6 && read < 600e6, `read off-CPU ${read / 1e6} ms`);
+
+      // Everything this stage outputs: the encoded profile, attributes, stats,
+      // and the shared table itself.
+      assert.ok(w.offCpu);
+      const encoded = Buffer.from(w.offCpu.encode()).toString('latin1');
+      const text = [encoded, JSON.stringify(w.attributes), JSON.stringify(rs.stats()), JSON.stringify(frames(w.offCpu))].join('\n');
+      for (const needle of [PLANTED_COUNT.toString(16), String(PLANTED_COUNT)]) {
+        assert.equal(text.toLowerCase().includes(needle), false, `found planted ${needle}`);
+      }
+      // No 64-bit little-endian copy of the planted value anywhere in the encoded profile.
+      const le = Buffer.alloc(4);
+      le.writeUInt32LE(PLANTED_COUNT);
+      assert.equal(Buffer.from(w.offCpu.encode()).includes(le), false);
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
