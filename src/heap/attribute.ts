@@ -98,6 +98,12 @@ export function attributeAllocations(
   return summarize(heap, attributeSamples(heap, wall, options));
 }
 
+function externalLocations(heap: Profile): Set<number> {
+  const strings = heap.stringTable.strings;
+  const fns = new Set(heap.function.filter((f) => strings[Number(f.name)] === '(external)').map((f) => Number(f.id)));
+  return new Set(heap.location.filter((l) => l.line.some((ln) => fns.has(Number(ln.functionId)))).map((l) => Number(l.id)));
+}
+
 function summarize(heap: Profile, attributions: readonly SampleAttribution[]): OperationAllocation[] {
   const idx = valueIndexes(heap);
   if (idx.bytes < 0) return [];
@@ -111,9 +117,13 @@ function summarize(heap: Profile, attributions: readonly SampleAttribution[]): O
     return e;
   };
   let totalBytes = 0;
+  const external = externalLocations(heap);
   heap.sample.forEach((sample, i) => {
     const a = attributions[i];
     if (a === undefined) return;
+    // @datadog/pprof's `(external)` sample is a process-wide gauge
+    // (memoryUsage().external), not a sampled allocation: not attributable.
+    if (sample.locationId.length === 1 && external.has(Number(sample.locationId[0]))) return;
     const bytes = Number(sample.value[idx.bytes] ?? 0);
     const objects = idx.objects >= 0 ? Number(sample.value[idx.objects] ?? 0) : 0;
     if (bytes <= 0) return;

@@ -138,3 +138,15 @@ void test('per-span estimate: split by each span’s wall samples in the allocat
   });
   assert.deepEqual([...estimateSpanAllocations(heap, wall, new Set(['fast'])).keys()], ['fast']);
 });
+
+void test('the native profile’s (external) gauge is not attributed', () => {
+  const wall = wallProfile([{ stack: [...ROOT, js('handleA')], op: 'A', n: 4 }]);
+  const heap = allocProfile([
+    { stack: [builtin('(external)')], bytes: 1_000_000 },
+    { stack: [...ROOT, js('handleA')], bytes: 100 },
+  ]);
+  assert.deepEqual(
+    attributeAllocations(heap, wall).map((o) => [o.operation, o.bytes, o.share]),
+    [['A', 100, 1]],
+  );
+});
