@@ -43,11 +43,6 @@ export const SECRET_PATTERNS: readonly { readonly name: string; readonly re: Reg
   { name: 'private-key', re: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g },
   // user:password@ in URLs.
   { name: 'url-credentials', re: /(?<=\/\/)[^/\s:@]+:[^/\s@]+@/g },
-  // key=value pairs whose key is sensitive, inside longer strings.
-  {
-    name: 'assignment',
-    re: /\b(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth|session(?:id)?|cookie|credential|private[_-]?key)\s*[=:]\s*[^\s&,;"']+/gi,
-  },
   // Well-known key formats.
   { name: 'aws-key', re: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g },
   { name: 'github-token', re: /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g },
@@ -59,6 +54,13 @@ export const SECRET_PATTERNS: readonly { readonly name: string; readonly re: Reg
   // Long hex runs (keys, hashes of secrets).
   { name: 'hex', re: /\b[0-9a-fA-F]{32,}\b/g },
 ];
+
+/**
+ * `key=value` / `key: value` inside longer strings (query strings, SQL,
+ * cookies) whose key holds a sensitive word; group 1 is the key part kept.
+ */
+export const ASSIGNMENT =
+  /([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth|session(?:[_-]?id)?|cookie|credential|private[_-]?key|signature|sig)[A-Za-z0-9_.-]*\s*[=:]\s*)(['"]?)[^\s&,;"'<>]+\2/gi;
 
 /** Candidates for base64/base64url keys; `looksRandom` decides. */
 export const BASE64_CANDIDATE = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
@@ -85,7 +87,10 @@ export function looksRandom(run: string): boolean {
     prev = cls;
   }
   const mixed = classes === 7 || classes === 3 || classes === 5 || classes === 6;
-  return counted >= 24 && mixed && changes / counted >= 0.3;
+  if (counted < 24 || !mixed) return false;
+  // Long runs with upper, lower and several digits are keys, not names.
+  if (counted >= 32 && classes === 7 && digitCount(run) >= 3) return true;
+  return changes / counted >= 0.25;
 }
 
 /** Digit runs 13-19 long (spaces or dashes allowed) that pass the Luhn check are card numbers. */
@@ -114,4 +119,13 @@ export function luhn(digits: string): boolean {
     double = !double;
   }
   return sum % 10 === 0;
+}
+
+function digitCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
 }

@@ -4,6 +4,7 @@ import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.
 import type { ScrubConfig } from './scrub-config.js';
 import { PathScrubber } from './scrub-paths.js';
 import {
+  ASSIGNMENT,
   BASE64_CANDIDATE,
   DENY_KEY_PARTS,
   ID_LABEL_KEYS,
@@ -85,6 +86,10 @@ export class Scrubber {
     s = s.replace(QUERY, () => {
       this.#count('query');
       return '';
+    });
+    s = s.replace(ASSIGNMENT, (_m, key: string) => {
+      this.#count('assignment');
+      return `${key}${REDACTED}`;
     });
     for (const p of SECRET_PATTERNS) {
       p.re.lastIndex = 0;

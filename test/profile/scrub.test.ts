@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Scrubber, looksRandom, luhn, REDACTED } from '../../src/profile/index.js';
+import type { ScrubConfig } from '../../src/profile/index.js';
+import { handProfile, makeWindow, newSpan } from './fixtures.js';
+
+const config: ScrubConfig = {
+  denyKeys: ['pin'],
+  allowKeys: ['session.count'],
+  rules: [/ACME-\d{6}/g],
+  appRoot: '/home/alice/projects/shop',
+  userNames: ['alice'],
+};
+
+void test('deny-listed keys are redacted whatever their spelling; allow-listed keys are kept', () => {
+  const s = new Scrubber(config);
+  for (const k of ['password', 'DB_PASSWORD', 'x-api-key', 'apiKey', 'api_key', 'Authorization', 'cookie', 'session.id', 'client_secret', 'private_key', 'aws.credential', 'user.pin']) {
+    assert.ok(s.isDeniedKey(k), k);
+  }
+  for (const k of ['span_name', 'thread.name', 'thread.id', 'http.route', 'className', 'session.count']) {
+    assert.ok(!s.isDeniedKey(k), k);
+  }
+});
+
+void test('free text: queries cut, secrets and cards redacted, identifiers and routes kept', () => {
+  const s = new Scrubber(config);
+  assert.equal(s.scrubText('GET /search?q=shoes&token=abc'), 'GET /search');
+  assert.equal(s.scrubText('GET /api/v1/users/:id'), 'GET /api/v1/users/:id');
+  assert.equal(s.scrubText('processTicksAndRejections'), 'processTicksAndRejections');
+  assert.equal(s.scrubText('XMLHttpRequestEventTargetHandler2'), 'XMLHttpRequestEventTargetHandler2');
+  assert.equal(s.scrubText('node:internal/process/task_queues'), 'node:internal/process/task_queues');
+  assert.equal(s.scrubText('pay 4111 1111 1111 1111 now'), `pay ${REDACTED} now`);
+  assert.equal(s.scrubText('order 4111 1111 1111 1112'), 'order 4111 1111 1111 1112', 'fails Luhn: not a card');
+  assert.equal(s.scrubText('mail bob@example.com'), `mail ${REDACTED}`);
+  assert.equal(s.scrubText("WHERE password = 'p@ss'"), `WHERE password = ${REDACTED}`);
+  assert.equal(s.scrubText('code ACME-123456'), `code ${REDACTED}`);
+  assert.equal(s.scrubText('/home/alice/projects/shop/src/a.js'), 'src/a.js');
+  assert.equal(s.scrubText('/home/alice/.nvm/x.js'), '~/.nvm/x.js');
+  assert.equal(s.scrubText('/opt/alice/bin/node'), '/opt/<user>/bin/node');
+  assert.equal(s.scrubText('file:///home/alice/projects/shop/src/m.mjs?v=1'), 'src/m.mjs');
+  assert.ok(luhn('4111111111111111') && !luhn('4111111111111112'));
+  assert.ok(looksRandom('dGhpcyBpcyBhIHNlY3JldCBrZXkgdmFsdWU') && !looksRandom('handleUserPaymentRequestV2Async'));
+});
+
+void test('ids by contract survive; a malformed id is scrubbed like any value', () => {
+  const span = newSpan('GET /x');
+  const wall = handProfile(
+    [['sample', 'count']],
+    [
+      { stack: [{ name: 'f', file: '/home/alice/projects/shop/f.js', line: 1 }], values: [1], labels: { ...span } },
+      { stack: [{ name: 'g', file: 'g.js', line: 1 }], values: [1], labels: { trace_id: 'user=carol@example.com' } },
+    ],
+  );
+  const out = new Scrubber(config).scrubProfile(wall);
+  const strings = out.stringTable.strings;
+  assert.ok(strings.includes(span.trace_id) && strings.includes(span.span_id) && strings.includes('01'));
+  assert.ok(!strings.some((x) => x.includes('carol')));
+  assert.ok(strings.includes('f.js'));
+  // The input is untouched.
+  assert.ok(wall.stringTable.strings.includes('/home/alice/projects/shop/f.js'));
+});
+
+void test('a scrubbed window keeps samples, values and tail spans; counts redactions', () => {
+  const span = newSpan('GET /reset?token=zz9');
+  const wall = handProfile(
+    [['wall', 'nanoseconds']],
+    [{ stack: [{ name: 'h', file: '/home/alice/projects/shop/h.js', line: 2 }], values: [7], labels: { ...span, password: 'pw1', end_timestamp_ns: 5n } }],
+  );
+  const w = makeWindow(wall, 0n, 10n, {
+    attributes: { 'deploy.token': 'dtok-1', mode: 'async-hooks' },
+    tailSpans: [{ spanId: span.span_id, traceId: span.trace_id, operation: 'GET /reset?token=zz9 (SERVER)', quantile: 'p99', thresholdMs: 5, durationMs: 9 }],
+  });
+  const s = new Scrubber(config);
+  const out = s.scrub(w);
+  assert.equal(out.wall.sample.length, 1);
+  assert.deepEqual(out.wall.sample[0]!.value, [7]);
+  const labels = Object.fromEntries(
+    out.wall.sample[0]!.label.map((l) => [out.wall.stringTable.strings[Number(l.key)], l.str ? out.wall.stringTable.strings[Number(l.str)] : l.num]),
+  );
+  assert.equal(labels['password'], REDACTED);
+  assert.equal(labels['span_name'], 'GET /reset');
+  assert.equal(labels['end_timestamp_ns'], 5n);
+  assert.equal(out.attributes['deploy.token'], REDACTED);
+  assert.equal(out.attributes['mode'], 'async-hooks');
+  assert.equal(out.tailSpans[0]!.operation, 'GET /reset (SERVER)');
+  const st = s.stats();
+  assert.ok((st['redactions'] ?? 0) >= 4);
+  assert.ok((st['redactions.key'] ?? 0) >= 2);
+  assert.ok((st['redactions.query'] ?? 0) >= 2);
+  assert.equal(st['windows'], 1);
+});
