@@ -64,6 +64,8 @@ function main(): void {
     loop.close();
     port.close();
   });
+  // One pass before reporting ready, so every thread is tracked from then on.
+  loop.pass();
   port.postMessage({ ready: tid });
 }
 

@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Diagnostics } from '../../src/core/diagnostics.js';
+import { Problems } from '../../src/config/env.js';
+import { parseRuntimeConfig } from '../../src/config/runtime.js';
+import { RuntimeSignals, ThreadCounterReader } from '../../src/runtime/index.js';
+
+const linux = process.platform === 'linux';
+
+function burn(ms: number): number {
+  const end = Date.now() + ms;
+  let x = 0;
+  while (Date.now() < end) x++;
+  return x;
+}
+
+for (const useKoffi of [true, false]) {
+  test(`thread counters are monotone (${useKoffi ? 'getrusage' : '/proc'})`, { skip: !linux }, async () => {
+    const r = new ThreadCounterReader({ useKoffi });
+    const a = r.read();
+    assert.ok(a, 'counters readable');
+    burn(30);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    await new Promise((res) => setTimeout(res, 5));
+    const b = r.read();
+    assert.ok(b);
+    for (const k of ['cpuUserNs', 'cpuSystemNs', 'ctxSwitchesVoluntary', 'ctxSwitchesInvoluntary', 'minorFaults', 'majorFaults'] as const) {
+      assert.ok(Number.isFinite(a[k]) && b[k] >= a[k], `${k}: ${a[k]} -> ${b[k]}`);
+    }
+    assert.ok(b.cpuUserNs + b.cpuSystemNs > a.cpuUserNs + a.cpuSystemNs, 'CPU time advanced');
+    assert.ok(b.ctxSwitchesVoluntary > a.ctxSwitchesVoluntary, 'sleeping is a voluntary switch');
+    if (a.runqueueDelayNs !== undefined && b.runqueueDelayNs !== undefined) {
+      assert.ok(b.runqueueDelayNs >= a.runqueueDelayNs);
+      assert.ok((b.onCpuNs ?? 0) > (a.onCpuNs ?? 0));
+    }
+    r.close();
+  });
+}
+
+test('span counters: present where supported, hardware ones absent with a recorded reason', { skip: !linux }, async () => {
+  const problems = new Problems();
+  const rs = new RuntimeSignals(parseRuntimeConfig({}, problems), new Diagnostics(() => undefined));
+  await rs.start();
+  try {
+    const src = rs.spanCounters();
+    const t = src.begin();
+    burn(20);
+    await new Promise((res) => setTimeout(res, 60));
+    const d = src.end(t);
+    for (const k of ['profiler.ctx_switches.voluntary', 'profiler.ctx_switches.involuntary', 'profiler.page_faults', 'profiler.futex.wait_ns', 'profiler.eventloop.delay_ns']) {
+      assert.ok(typeof d[k] === 'number' && d[k] >= 0, `${k} = ${d[k]}`);
+    }
+    const stats = rs.stats();
+    const w = rs.collectWindow(0n, 1n);
+    for (const name of ['profiler.cpu.cycles', 'profiler.instructions', 'profiler.l3.misses']) {
+      const reason = stats.unsupported[name];
+      if (reason === undefined) {
+        assert.ok(typeof d[name] === 'number', `${name} offered, so present`);
+        continue;
+      }
+      assert.equal(name in d, false, `${name} must be absent, not ${d[name]}`);
+      assert.equal(w.attributes[`profiler.unsupported.${name.slice('profiler.'.length)}`], reason);
+    }
+    assert.ok(typeof w.attributes['runtime.gc.count'] === 'number');
+  } finally {
+    await rs.stop();
+  }
+});
+
+test('runtime config: code > env > default, problems named', () => {
+  const p = new Problems();
+  const c = parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: '80', SPANFUSE_PERF_EVENTS: 'off', UV_THREADPOOL_SIZE: '8' }, p, { threadStateHz: 60 });
+  assert.deepEqual(p.list, []);
+  assert.equal(c.threadStateHz, 60);
+  assert.equal(c.perfEvents, false);
+  assert.equal(c.threadpoolSize, 8);
+  assert.equal(c.threadState, true);
+  const bad = new Problems();
+  parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: 'fast', SPANFUSE_THREAD_CONTEXT: 'maybe' }, bad, { threadpoolSize: 0 });
+  assert.deepEqual(bad.list.map((x) => x.field).sort(), ['SPANFUSE_THREAD_CONTEXT', 'SPANFUSE_THREAD_STATE_HZ', 'runtime.threadpoolSize']);
+});
