@@ -9,7 +9,8 @@
  * bucket from the lowest (about 1 µs per query with a few hundred buckets,
  * measured in bench/spans/sketch.ts) and tail detection queries once per
  * ended span. Tail quantiles are answered here by walking down from the
- * highest bucket, which touches only the buckets above the quantile, and the
+ * highest bucket over per-block sums (blocks of 32 buckets), so a query
+ * touches at most maxBins/32 + 32 counters however sparse the tail is; the
  * buckets live in a Float64Array bounded by `maxBins`. When the observed range
  * needs more buckets, the lowest ones collapse into one: high quantiles keep
  * their guarantee, only quantiles inside the collapsed low end lose it.
@@ -17,6 +18,12 @@
  * Quantile definition (same as sketches-js): the value of rank
  * floor(q * (n - 1)) of the n observations sorted ascending.
  */
+const BLOCK_SHIFT = 5;
+
+function blockCount(bins: number): number {
+  return (bins + (1 << BLOCK_SHIFT) - 1) >> BLOCK_SHIFT;
+}
+
 export class LogSketch {
   readonly relativeAccuracy: number;
   readonly maxBins: number;
@@ -25,6 +32,8 @@ export class LogSketch {
   readonly #invLnGamma: number;
   readonly #valueFactor: number;
   #bins: Float64Array | undefined;
+  /** Sum of each block of BLOCK buckets of `#bins`. */
+  #blocks: Float64Array = new Float64Array(0);
   /** Key of `#bins[0]`. */
   #lo = 0;
   #minKey = 0;
@@ -57,9 +66,9 @@ export class LogSketch {
     return this.#collapsed;
   }
 
-  /** Bytes held by the bucket array. */
+  /** Bytes held by the bucket and block arrays. */
   get byteLength(): number {
-    return this.#bins?.byteLength ?? 0;
+    return (this.#bins?.byteLength ?? 0) + this.#blocks.byteLength;
   }
 
   add(value: number): void {
@@ -72,14 +81,22 @@ export class LogSketch {
     let bins = this.#bins;
     if (bins === undefined) {
       bins = this.#bins = new Float64Array(Math.min(32, this.maxBins));
+      this.#blocks = new Float64Array(blockCount(bins.length));
       this.#lo = key - (bins.length >> 1);
       this.#minKey = key;
       this.#maxKey = key;
+    } else if (key < this.#lo && bins.length === this.maxBins && this.#lo + this.maxBins - 1 <= this.#maxKey) {
+      // Full and anchored at the top: a low value joins the lowest bucket
+      // without any re-layout (the common case once collapsing began).
+      key = this.#lo;
+      this.#collapsed++;
     } else if (key < this.#lo || key >= this.#lo + bins.length) {
       key = this.#fit(key);
       bins = this.#bins!;
     }
-    bins[key - this.#lo]! += 1;
+    const i = key - this.#lo;
+    bins[i]! += 1;
+    this.#blocks[i >> BLOCK_SHIFT]! += 1;
     if (key > this.#maxKey) this.#maxKey = key;
     if (key < this.#minKey) this.#minKey = key;
   }
@@ -94,13 +111,25 @@ export class LogSketch {
     const rank = Math.floor(q * (n - 1));
     const above = n - 1 - rank;
     const bins = this.#bins;
-    if (bins !== undefined) {
-      let acc = 0;
-      const lo = this.#lo;
-      for (let k = this.#maxKey; k >= this.#minKey; k--) {
-        acc += bins[k - lo]!;
-        if (acc > above) return this.valueOfKey(k);
+    if (bins === undefined) return 0;
+    const blocks = this.#blocks;
+    const lo = this.#lo;
+    const iMin = this.#minKey - lo;
+    let i = this.#maxKey - lo;
+    let acc = 0;
+    while (i >= iMin) {
+      const b = i >> BLOCK_SHIFT;
+      const inBlock = blocks[b]!;
+      if (acc + inBlock > above) {
+        // The quantile is in this block: walk its buckets down from i.
+        for (;;) {
+          acc += bins[i]!;
+          if (acc > above) return this.valueOfKey(i + lo);
+          i--;
+        }
       }
+      acc += inBlock;
+      i = (b << BLOCK_SHIFT) - 1;
     }
     return 0;
   }
@@ -108,6 +137,13 @@ export class LogSketch {
   /** Representative value of bucket `key`. */
   valueOfKey(key: number): number {
     return Math.exp(key * this.#lnGamma) * this.#valueFactor;
+  }
+
+  #rebuildBlocks(): void {
+    const bins = this.#bins!;
+    const blocks = new Float64Array(blockCount(bins.length));
+    for (let i = 0; i < bins.length; i++) blocks[i >> BLOCK_SHIFT]! += bins[i]!;
+    this.#blocks = blocks;
   }
 
   /** Make room for `key`; returns the key to count it under (it moves up when collapsed). */
@@ -124,6 +160,7 @@ export class LogSketch {
       for (let k = this.#minKey; k <= this.#maxKey; k++) next[k - lo] = old[k - oldLo]!;
       this.#bins = next;
       this.#lo = lo;
+      this.#rebuildBlocks();
       return key;
     }
     // Collapse the lowest buckets into the lowest one that still fits.
@@ -140,6 +177,7 @@ export class LogSketch {
     this.#bins = next;
     this.#lo = lo;
     this.#minKey = Math.max(newMin, lo);
+    this.#rebuildBlocks();
     if (key < lo) {
       this.#collapsed++;
       return lo;
