@@ -2,7 +2,7 @@ export { currentThreadIdentity, listThreads, ThreadInventory, THREADPOOL_COMM } 
 export type { ThreadIdentity, ThreadInfo, ThreadKind, ThreadpoolNaming } from './threads.js';
 export { currentTid } from './thread-id.js';
 export { RuntimeSignals } from './runtime-signals.js';
-export type { RuntimeWindow, RuntimeStats } from './runtime-signals.js';
+export type { RuntimeWindow, RuntimeStats, RuntimeStartOptions } from './runtime-signals.js';
 export { LABEL_WAIT_REASON } from './offcpu-profile.js';
 export { ThreadCounterReader } from './thread-stats.js';
 export type { ThreadCounters } from './thread-stats.js';
@@ -18,3 +18,9 @@ export {
 export type { PerfAttrInput } from './perf-attr.js';
 export { PerfGroup, HARDWARE_EVENTS, SOFTWARE_EVENTS, perfErrnoReason } from './perf-events.js';
 export type { ThreadStateStats } from './thread-state-sampler.js';
+export { ProcessContextPublisher, OTEL_CTX_HEADER_BYTES, OTEL_CTX_VERSION } from './process-context.js';
+export type { PublishResult } from './process-context.js';
+export { encodeProcessContext } from './proto.js';
+export type { ContextValue } from './proto.js';
+export { ThreadContextPublisher, detectThreadContext, THREAD_CONTEXT_KEYS } from './thread-context.js';
+export type { ThreadContextSupport } from './thread-context.js';

@@ -16,6 +16,10 @@ import type { ThreadStateStats } from './thread-state-sampler.js';
 import { ThreadCounterReader } from './thread-stats.js';
 import { currentTid } from './thread-id.js';
 import { ThreadInventory } from './threads.js';
+import { ProcessContextPublisher } from './process-context.js';
+import type { PublishResult } from './process-context.js';
+import type { ContextValue } from './proto.js';
+import { ThreadContextPublisher } from './thread-context.js';
 import type { ThreadpoolNaming } from './threads.js';
 
 export interface RuntimeWindow {
@@ -31,6 +35,15 @@ export interface RuntimeStats {
   readonly perfSoftware: readonly string[];
   /** Counter name -> why it is not offered. */
   readonly unsupported: Readonly<Record<string, string>>;
+  /** OTEP-4719 process context: 'memfd' / 'anonymous' mapping, 'disabled', or why not. */
+  readonly processContext: string;
+  /** OTEP-4947 thread context: 'active' or why not. */
+  readonly threadContext: string;
+}
+
+export interface RuntimeStartOptions {
+  /** Resource attributes to publish in the OTEP-4719 process context. */
+  readonly resource?: Readonly<Record<string, ContextValue>>;
 }
 
 /**
@@ -52,6 +65,9 @@ export class RuntimeSignals {
   readonly #unsupported: Record<string, string> = {};
   #spanSource: SpanCounterSource | undefined;
   #started = false;
+  readonly #processContext = new ProcessContextPublisher();
+  #processContextResult: PublishResult | undefined;
+  #threadContext: ThreadContextPublisher | undefined;
 
   constructor(config: RuntimeConfig, diagnostics: Diagnostics) {
     this.#c = config;
@@ -59,10 +75,11 @@ export class RuntimeSignals {
   }
 
   /** Never throws; what cannot run is recorded in `stats()` and warned once. */
-  async start(): Promise<void> {
+  async start(options: RuntimeStartOptions = {}): Promise<void> {
     if (this.#started) return;
     this.#started = true;
     this.#loop.start();
+    this.#startContexts(options);
     const p = this.platform;
     if (p.unsupportedReason !== undefined) {
       this.#diag.warnOnce('runtime.platform', `spanfuse: ${p.unsupportedReason}; thread signals are off`);
@@ -100,6 +117,47 @@ export class RuntimeSignals {
     } else {
       this.#unsupported['profiler.futex.wait_ns'] = 'thread-state sampler disabled by configuration';
     }
+  }
+
+  #startContexts(options: RuntimeStartOptions): void {
+    try {
+      if (this.#c.threadContext) {
+        this.#threadContext = new ThreadContextPublisher();
+        if (!this.#threadContext.supported) {
+          this.#diag.warnOnce('runtime.thread_context', `spanfuse: no OTEP-4947 thread context: ${this.#threadContext.reason ?? ''}`);
+        }
+      }
+      if (this.#c.processContext) {
+        const attributes: Record<string, ContextValue> = { ...(this.#threadContext?.processContextAttributes() ?? {}) };
+        this.#processContextResult = this.#processContext.publish(options.resource ?? {}, attributes);
+        if (!this.#processContextResult.ok) {
+          this.#diag.warnOnce('runtime.process_context', `spanfuse: no OTEP-4719 process context: ${this.#processContextResult.reason}`);
+        }
+      }
+    } catch (err) {
+      this.#diag.error('runtime.contexts', err);
+    }
+  }
+
+  /**
+   * The OTEP-4947 publisher; call `run(spanContext, fn)` inside the context
+   * manager's `with()` and `end(spanContext)` when the span ends. Undefined
+   * when disabled; `supported` false (with `reason`) where it cannot run.
+   */
+  threadContext(): ThreadContextPublisher | undefined {
+    return this.#threadContext;
+  }
+
+  /** Outcome of the last process-context publication (address included). */
+  processContextResult(): PublishResult | undefined {
+    return this.#processContextResult;
+  }
+
+  /** Republish the process context (e.g. the resource changed). */
+  updateProcessContext(resource: Readonly<Record<string, ContextValue>>): PublishResult {
+    const attributes: Record<string, ContextValue> = { ...(this.#threadContext?.processContextAttributes() ?? {}) };
+    this.#processContextResult = this.#processContext.publish(resource, attributes);
+    return this.#processContextResult;
   }
 
   /** Span counters for the main thread (see ThreadWindowCounters). */
@@ -156,6 +214,14 @@ export class RuntimeSignals {
       counterSource: this.#counters?.source ?? 'none',
       perfSoftware: this.#software?.names ?? [],
       unsupported: { ...this.#unsupported },
+      processContext:
+        this.#processContextResult === undefined
+          ? 'disabled'
+          : this.#processContextResult.ok
+            ? this.#processContextResult.kind
+            : this.#processContextResult.reason,
+      threadContext:
+        this.#threadContext === undefined ? 'disabled' : this.#threadContext.supported ? 'active' : (this.#threadContext.reason ?? 'unsupported'),
     };
   }
 
