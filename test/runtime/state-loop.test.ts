@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ThreadStateLoop } from '../../src/runtime/thread-state-loop.js';
+import { StateReader } from '../../src/runtime/state-reader.js';
+import { createStateViews, decodeReasonKey, wchanName } from '../../src/runtime/state-table.js';
+
+// A fake /proc/self with regular files in the kernel's formats: the syscall
+// line carries recognisable argument, stack pointer and program counter values.
+const ARG = '0xabcde123';
+const SP = '0x7ffd5a5a5a5a';
+const PC = '0x7f1234567890';
+
+function fakeProc(): string {
+  const root = mkdtempSync(join(tmpdir(), 'spanfuse-fakeproc-'));
+  const thread = (tid: number, syscall: string, wchan: string, comm: string): void => {
+    const d = join(root, 'task', String(tid));
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'syscall'), syscall);
+    writeFileSync(join(d, 'wchan'), wchan);
+    writeFileSync(join(d, 'comm'), `${comm}\n`);
+    writeFileSync(join(d, 'schedstat'), '123456789 4242 17\n');
+  };
+  thread(100, `202 ${ARG} 0x80 0x0 0x0 0x0 0x0 ${SP} ${PC}\n`, 'futex_do_wait', 'node'); // main, in futex
+  thread(101, 'running\n', '0', 'node'); // on CPU
+  thread(102, `-1 ${SP} ${PC}\n`, '0', 'node'); // off CPU outside a syscall
+  thread(103, `0 0x14 ${ARG} 0xabcde 0x0 0x0 0x0 ${SP} ${PC}\n`, 'pipe_read', 'w1:io'); // worker, in read
+  return root;
+}
+
+test('the sampling loop keeps syscall numbers and wait channels, never arguments, SP or PC', () => {
+  const root = fakeProc();
+  try {
+    const views = createStateViews(10_000);
+    const loop = new ThreadStateLoop(views, { procSelf: root, pid: 100, selfTid: -1, futexNrs: [202], refreshEvery: 1, wchanEvery: 1 });
+    loop.pass(); // tracks the threads; nothing to account yet
+    const t0 = Date.now();
+    while (Date.now() - t0 < 5) {
+      // let time pass between the two passes
+    }
+    loop.pass();
+    loop.close();
+    const reader = new StateReader(views);
+    const snap = reader.snapshot();
+    assert.deepEqual([...snap.keys()].sort(), [100, 101, 102, 103]);
+    assert.ok((reader.futexNs(100) ?? 0) > 0);
+    assert.equal(reader.offCpuNs(101), 0, 'running thread is on CPU');
+    assert.ok((reader.offCpuNs(102) ?? 0) > 0);
+    assert.equal(reader.futexNs(103), 0);
+    assert.equal(reader.runqueueNs(100), 4242, 'schedstat read for the main thread');
+    assert.equal(reader.runqueueNs(103), 4242, 'and for a worker');
+    assert.equal(reader.runqueueNs(101), undefined, 'not for other threads');
+    const reasons = (tid: number) =>
+      [...(snap.get(tid)?.reasons.keys() ?? [])].map((k) => {
+        const r = decodeReasonKey(k);
+        return `${r.syscallNr}:${wchanName(views, r.wchanId) ?? ''}`;
+      });
+    assert.deepEqual(reasons(100), ['202:futex_do_wait']);
+    assert.deepEqual(reasons(103), ['0:pipe_read']);
+    assert.deepEqual(reasons(102), ['-1:']);
+
+    // The whole shared table, as text and as raw bytes, holds none of it.
+    const bytes = Buffer.from(new Uint8Array(views.sab));
+    const text = bytes.toString('latin1');
+    for (const hex of [ARG, SP, PC]) {
+      assert.equal(text.includes(hex), false);
+      assert.equal(text.includes(hex.slice(2)), false);
+      const v = BigInt(hex);
+      const le = Buffer.alloc(8);
+      le.writeBigUInt64LE(v);
+      assert.equal(bytes.includes(le.subarray(0, v > 0xffffffffn ? 6 : 4)), false, `binary ${hex}`);
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
