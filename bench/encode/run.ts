@@ -3,7 +3,7 @@
 // Run: node .build/export/bench/encode/run.js [--runs N]
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { encodeOtlpRequest, encodeOtlpRequestAsync, encodePprofGzip, profileResource, spanfuseVersion } from '../../src/profile/index.js';
+import { encodeOtlpRequest, encodeOtlpRequestAsync, encodePprofGzip, profileResource, Scrubber, spanfuseVersion } from '../../src/profile/index.js';
 import { handProfile, makeWindow, newSpan } from '../../test/profile/fixtures.js';
 import type { HandFrame, HandSample } from '../../test/profile/fixtures.js';
 
@@ -63,6 +63,9 @@ async function main(): Promise<void> {
   const otlpGzMs: number[] = [];
   const pprofMs: number[] = [];
   const asyncMs: number[] = [];
+  const scrubMs: number[] = [];
+  const scrubMaxBlockMs: number[] = [];
+  const scrubber = new Scrubber({ denyKeys: [], allowKeys: [], rules: [], appRoot: '/srv/app', userNames: [] });
   const asyncMaxBlockMs: number[] = [];
   const pprofMaxBlockMs: number[] = [];
   let otlpBytes = 0;
@@ -92,7 +95,17 @@ async function main(): Promise<void> {
     await encodePprofGzip(wall);
     h.disable();
     const cBlock = h.max / 1e6;
+    t = performance.now();
+    scrubber.scrub(window);
+    const e = performance.now() - t;
+    h = monitorEventLoopDelay({ resolution: 1 });
+    h.enable();
+    await scrubber.scrubAsync(window);
+    h.disable();
+    const eBlock = h.max / 1e6;
     if (r === 0) continue;
+    scrubMs.push(e);
+    scrubMaxBlockMs.push(eBlock);
     asyncMs.push(d);
     asyncMaxBlockMs.push(dBlock);
     pprofMaxBlockMs.push(cBlock);
@@ -110,7 +123,9 @@ async function main(): Promise<void> {
   console.log(line('OTLP gzip (sync, for comparison)', otlpGzMs, otlpGzBytes));
   console.log(line('pprof encodeAsync + gzip (async)', pprofMs, pprofBytes));
   console.log(line('OTLP encode async (4096-sample slices)', asyncMs, otlpBytes));
+  console.log(line('scrub window (sync, one call)', scrubMs, 0));
   console.log(`${'  longest event-loop block, OTLP async'.padEnd(34)} median ${median(asyncMaxBlockMs).toFixed(1).padStart(7)} ms  min ${Math.min(...asyncMaxBlockMs).toFixed(1).padStart(7)} ms`);
+  console.log(`${'  longest event-loop block, scrubAsync'.padEnd(34)} median ${median(scrubMaxBlockMs).toFixed(1).padStart(7)} ms  min ${Math.min(...scrubMaxBlockMs).toFixed(1).padStart(7)} ms`);
   console.log(`${'  longest event-loop block, pprof'.padEnd(34)} median ${median(pprofMaxBlockMs).toFixed(1).padStart(7)} ms  min ${Math.min(...pprofMaxBlockMs).toFixed(1).padStart(7)} ms`);
 }
 

@@ -35,8 +35,9 @@ export interface ExportPipelineStats {
 /**
  * Hands windows from the sampler to the exporters. `submit` only queues
  * (bounded, drop-oldest) and returns; scrubbing and encoding run later on the
- * event loop, one window per turn, and every exporter gets its own copy of
- * the promise so a slow or failing exporter never holds up another.
+ * event loop, one window at a time in slices, and every exporter gets the
+ * scrubbed window on its own, so a slow or failing exporter never holds up
+ * another.
  */
 export class ExportPipeline {
   readonly #exporters: readonly ProfileExporter[];
@@ -46,7 +47,7 @@ export class ExportPipeline {
   readonly #pending: WindowProfile[] = [];
   readonly #inFlight = new Set<Promise<void>>();
   readonly #perExporter = new Map<string, ExporterCounters>();
-  #scheduled: NodeJS.Immediate | undefined;
+  #pump: Promise<void> | undefined;
   #closed = false;
   #shutdown: Promise<void> | undefined;
   #counters = { submitted: 0, droppedPending: 0, refusedAfterShutdown: 0, scrubFailures: 0 };
@@ -74,7 +75,7 @@ export class ExportPipeline {
         this.#counters.droppedPending++;
         this.#diagnostics.count('export.dropped_pending');
       }
-      this.#schedule();
+      this.#kick();
     } catch (err) {
       this.#diagnostics.error('export.submit', err);
     }
@@ -84,8 +85,9 @@ export class ExportPipeline {
   async flush(): Promise<void> {
     // Bounded: each round settles what was in flight; new submits may add more.
     for (let round = 0; round < 64; round++) {
-      while (this.#pending.length > 0) this.#processOne();
-      if (this.#inFlight.size === 0) return;
+      if (this.#pending.length > 0) this.#kick();
+      if (this.#pump !== undefined) await this.#pump;
+      if (this.#inFlight.size === 0 && this.#pending.length === 0) return;
       await Promise.all([...this.#inFlight]);
     }
   }
@@ -129,30 +131,35 @@ export class ExportPipeline {
       ),
       left,
     );
-    if (this.#scheduled !== undefined) clearImmediate(this.#scheduled);
     this.#pending.length = 0;
   }
 
-  #schedule(): void {
-    if (this.#scheduled !== undefined) return;
-    this.#scheduled = setImmediate(() => {
-      this.#scheduled = undefined;
-      try {
-        this.#processOne();
-      } catch (err) {
-        this.#diagnostics.error('export.pipeline', err);
-      }
-      if (this.#pending.length > 0) this.#schedule();
-    });
-    this.#scheduled.unref();
+  #kick(): void {
+    if (this.#pump !== undefined || this.#pending.length === 0) return;
+    this.#pump = this.#runPump();
   }
 
-  #processOne(): void {
-    const window = this.#pending.shift();
-    if (window === undefined) return;
+  /** One window at a time, an event-loop turn before each: submit() never does the work. */
+  async #runPump(): Promise<void> {
+    try {
+      while (this.#pending.length > 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const window = this.#pending.shift();
+        if (window === undefined) break;
+        await this.#processOne(window);
+      }
+    } catch (err) {
+      this.#diagnostics.error('export.pipeline', err);
+    } finally {
+      this.#pump = undefined;
+    }
+  }
+
+  async #processOne(window: WindowProfile): Promise<void> {
     let out: WindowProfile;
     try {
-      out = this.#scrubber ? this.#scrubber.scrub(window) : window;
+      const s = this.#scrubber;
+      out = s === undefined ? window : s.scrubAsync !== undefined ? await s.scrubAsync(window) : s.scrub(window);
     } catch (err) {
       // Never export a window that failed its scrub: it may hold secrets.
       this.#counters.scrubFailures++;

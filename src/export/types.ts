@@ -29,6 +29,8 @@ export interface ProfileExporter {
  */
 export interface WindowScrubber {
   scrub(window: WindowProfile): WindowProfile;
+  /** Preferred when present: the same result without a long event-loop block. */
+  scrubAsync?(window: WindowProfile): Promise<WindowProfile>;
   stats?(): Readonly<Record<string, number>>;
 }
 

@@ -47,15 +47,33 @@ export class Scrubber {
   }
 
   scrub(window: WindowProfile): WindowProfile {
+    return runToEnd(this.#scrubSteps(window, Infinity));
+  }
+
+  /**
+   * Same result as `scrub`, cut into slices of `sliceSamples` samples with an
+   * event-loop turn between them, so a large window never blocks the host
+   * for long.
+   */
+  async scrubAsync(window: WindowProfile, sliceSamples = 8192): Promise<WindowProfile> {
+    const steps = this.#scrubSteps(window, sliceSamples);
+    for (;;) {
+      const r = steps.next();
+      if (r.done === true) return r.value;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  *#scrubSteps(window: WindowProfile, slice: number): Generator<void, WindowProfile> {
     this.#windows++;
     const out: WindowProfile = {
       ...window,
-      wall: this.scrubProfile(window.wall),
+      wall: yield* this.#profileSteps(window.wall, slice),
       attributes: this.#scrubAttributes(window.attributes),
       tailSpans: window.tailSpans.map((t) => this.#scrubTail(t)),
     };
-    if (window.heap) out.heap = this.scrubProfile(window.heap);
-    if (window.offCpu) out.offCpu = this.scrubProfile(window.offCpu);
+    if (window.heap) out.heap = yield* this.#profileSteps(window.heap, slice);
+    if (window.offCpu) out.offCpu = yield* this.#profileSteps(window.offCpu, slice);
     return out;
   }
 
@@ -118,6 +136,10 @@ export class Scrubber {
   }
 
   scrubProfile(p: Profile): Profile {
+    return runToEnd(this.#profileSteps(p, Infinity));
+  }
+
+  *#profileSteps(p: Profile, slice: number): Generator<void, Profile> {
     const old = p.stringTable.strings;
     const table = new StringTable();
     const memo = new Int32Array(old.length).fill(-1);
@@ -130,7 +152,16 @@ export class Scrubber {
       memo[n] = v;
       return v;
     };
-    const raw = (i: number | bigint): number => (Number(i) === 0 ? 0 : table.dedup(old[Number(i)] ?? ''));
+    const rawMemo = new Int32Array(old.length).fill(-1);
+    const raw = (i: number | bigint): number => {
+      const n = Number(i);
+      if (n === 0) return 0;
+      const m = rawMemo[n];
+      if (m !== undefined && m !== -1) return m;
+      const v = table.dedup(old[n] ?? '');
+      rawMemo[n] = v;
+      return v;
+    };
     const redacted = table.dedup(REDACTED);
 
     // Per label key: how its values are treated.
@@ -144,30 +175,72 @@ export class Scrubber {
       }
       return m;
     };
+    // Per string index: 1 = has the shape its id key requires, 2 = not.
+    const idShape = new Int8Array(old.length);
+    // String labels repeat (thread, span, trace ids): one new Label per distinct {key, value}.
+    const strLabels = new Map<number, Map<number, Label>>();
+    const stringLabel = (k: number, v: number, mode: 'deny' | 'allow' | 'id' | 'text'): Label => {
+      let byValue = strLabels.get(k);
+      if (byValue === undefined) {
+        byValue = new Map();
+        strLabels.set(k, byValue);
+      }
+      let label = byValue.get(v);
+      if (label !== undefined) {
+        if (mode === 'deny') this.#count('key');
+        return label;
+      }
+      let str: number;
+      if (mode === 'deny') {
+        this.#count('key');
+        str = redacted;
+      } else if (mode === 'allow') str = raw(v);
+      else if (mode === 'id') {
+        let shape = idShape[v];
+        if (shape === 0) {
+          shape = ID_SHAPES[old[k] ?? '']?.test(old[v] ?? '') === true ? 1 : 2;
+          idShape[v] = shape;
+        }
+        str = shape === 1 ? raw(v) : text(v);
+      } else str = text(v);
+      label = new Label({ key: raw(k), str });
+      byValue.set(v, label);
+      return label;
+    };
 
-    const sample = p.sample.map((s) => {
+    const sample: Sample[] = [];
+    let sinceYield = 0;
+    for (const s of p.sample) {
+      if (++sinceYield >= slice) {
+        sinceYield = 0;
+        yield;
+      }
       const label: Label[] = [];
+      let changed = false;
       for (const l of s.label) {
         const k = Number(l.key);
         const mode = modeOf(k);
-        const isStr = Number(l.str) !== 0;
-        let str = 0;
-        if (isStr) {
-          if (mode === 'deny') {
-            this.#count('key');
-            str = redacted;
-          } else if (mode === 'allow') str = raw(l.str);
-          else if (mode === 'id' && ID_SHAPES[old[k] ?? '']?.test(old[Number(l.str)] ?? '') === true) str = raw(l.str);
-          else str = text(l.str);
+        const v = Number(l.str);
+        if (v !== 0) {
+          const nl = stringLabel(k, v, mode);
+          if (nl !== l) changed = true;
+          label.push(nl);
         } else if (mode === 'deny') {
           // A number under a secret key: leave the label out.
           this.#count('key');
-          continue;
+          changed = true;
+        } else {
+          const key = raw(k);
+          const unit = text(l.numUnit);
+          if (key === k && unit === Number(l.numUnit)) label.push(l);
+          else {
+            changed = true;
+            label.push(new Label({ key, num: l.num, numUnit: unit }));
+          }
         }
-        label.push(new Label({ key: raw(k), str, num: l.num, numUnit: text(l.numUnit) }));
       }
-      return new Sample({ locationId: s.locationId, value: s.value, label });
-    });
+      sample.push(changed ? new Sample({ locationId: s.locationId, value: s.value, label }) : s);
+    }
 
     const fn = p.function.map(
       (f) => new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }),
@@ -226,5 +299,12 @@ export class Scrubber {
 
   #count(kind: string): void {
     this.#counts.set(kind, (this.#counts.get(kind) ?? 0) + 1);
+  }
+}
+
+function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
   }
 }
