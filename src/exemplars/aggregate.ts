@@ -17,10 +17,10 @@ export interface SampleFigures {
   wallNs: number;
   /** Thread CPU time measured at each sample (cpu/nanoseconds). */
   cpuNs: number;
-  /** Wall time of samples whose leaf frame is `Garbage Collection`. */
+  /** Sampled wall time of samples whose leaf frame is `Garbage Collection`. */
   gcNs: number;
-  /** Leaf frame -> samples, for `top_frames`. */
-  readonly frames: Map<string, number>;
+  /** Leaf frame -> samples. Keys are location ids of one window ({@link WindowAggregates.frameName}). */
+  readonly frames: Map<number, number>;
 }
 
 /** Per-span figures of one closed window. */
@@ -35,29 +35,22 @@ export interface WindowAggregates {
   readonly byLocalRoot: ReadonlyMap<string, SampleFigures>;
   /** Spans left out because the window had more than the cap. */
   readonly spansDropped: number;
+  /**
+   * `name (file:line)` of a leaf location of this window, the file's base
+   * name only (a full path can carry user or host names). Resolved only for
+   * the few spans that are released, not per sample.
+   */
+  frameName(locationId: number): string;
 }
 
 export function emptyFigures(): SampleFigures {
   return { samples: 0, wallNs: 0, cpuNs: 0, gcNs: 0, frames: new Map() };
 }
 
-/** Add `b` into `a`. */
-export function addFigures(a: SampleFigures, b: SampleFigures): void {
-  a.samples += b.samples;
-  a.wallNs += b.wallNs;
-  a.cpuNs += b.cpuNs;
-  a.gcNs += b.gcNs;
-  for (const [frame, n] of b.frames) a.frames.set(frame, (a.frames.get(frame) ?? 0) + n);
-}
-
-interface Leaf {
-  readonly frame: string;
-  readonly gc: boolean;
-}
-
 /**
  * One pass over the wall profile of a window: figures per span id and per
  * local root span id. At most `maxSpans` distinct ids of each kind are kept.
+ * Costs a few Map operations per labelled sample; names are not built here.
  */
 export function aggregateWindow(window: WindowProfile, maxSpans: number): WindowAggregates {
   const profile = window.wall;
@@ -67,11 +60,11 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
   const countIdx = sampleTypeIndex(profile, 'sample');
   const wallIdx = sampleTypeIndex(profile, 'wall');
   const cpuIdx = sampleTypeIndex(profile, 'cpu');
+  const intervalNs = window.samplingIntervalMicros * 1000;
   const bySpan = new Map<string, SampleFigures>();
   const byLocalRoot = new Map<string, SampleFigures>();
   let spansDropped = 0;
-  const leaves = leafResolver(profile);
-  const intervalNs = window.samplingIntervalMicros * 1000;
+  const gcLocations = garbageCollectionLocations(profile);
 
   if (spanKey > 0 || rootKey > 0) {
     for (const sample of profile.sample) {
@@ -83,22 +76,24 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
         else if (k === rootKey) rootId = strings[Number(label.str)];
       }
       if (spanId === undefined && rootId === undefined) continue;
-      const count = value(sample.value, countIdx);
-      const wall = value(sample.value, wallIdx);
-      const cpu = value(sample.value, cpuIdx);
+      const values = sample.value;
+      const count = value(values, countIdx);
+      const wall = value(values, wallIdx);
+      const cpu = value(values, cpuIdx);
       if (count === 0 && wall === 0 && cpu === 0) continue;
       const sampledWall = intervalNs > 0 ? count * intervalNs : wall;
-      const leafId = sample.locationId[0];
-      const leaf = leafId === undefined ? undefined : leaves(leafId);
+      const leafRaw = sample.locationId[0];
+      const leaf = leafRaw === undefined ? -1 : Number(leafRaw);
+      const gc = leaf >= 0 && gcLocations.has(leaf);
       if (spanId !== undefined && spanId !== '') {
         const f = figuresFor(bySpan, spanId, maxSpans);
         if (f === undefined) spansDropped++;
-        else add(f, count, sampledWall, cpu, leaf);
+        else add(f, count, sampledWall, cpu, leaf, gc);
       }
       if (rootId !== undefined && rootId !== '') {
         const f = figuresFor(byLocalRoot, rootId, maxSpans);
         if (f === undefined) spansDropped++;
-        else add(f, count, sampledWall, cpu, leaf);
+        else add(f, count, sampledWall, cpu, leaf, gc);
       }
     }
   }
@@ -110,6 +105,7 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
     bySpan,
     byLocalRoot,
     spansDropped,
+    frameName: frameNamer(profile),
   };
 }
 
@@ -123,13 +119,12 @@ function figuresFor(map: Map<string, SampleFigures>, id: string, max: number): S
   return f;
 }
 
-function add(f: SampleFigures, count: number, wall: number, cpu: number, leaf: Leaf | undefined): void {
+function add(f: SampleFigures, count: number, wall: number, cpu: number, leaf: number, gc: boolean): void {
   f.samples += count;
   f.wallNs += wall;
   f.cpuNs += cpu;
-  if (leaf === undefined) return;
-  if (leaf.gc) f.gcNs += wall;
-  if (count > 0) f.frames.set(leaf.frame, (f.frames.get(leaf.frame) ?? 0) + count);
+  if (gc) f.gcNs += wall;
+  if (leaf >= 0 && count > 0) f.frames.set(leaf, (f.frames.get(leaf) ?? 0) + count);
 }
 
 function value(values: Numeric[], idx: number): number {
@@ -143,34 +138,41 @@ function sampleTypeIndex(profile: Profile, type: string): number {
   return profile.sampleType.findIndex((t) => strings[Number(t.type)] === type);
 }
 
-/**
- * Location id -> leaf frame description, built once per window and cached:
- * `name (file:line)` with the file's base name only (the full path can
- * carry user or host names; the profile itself keeps it for the scrubber).
- */
-function leafResolver(profile: Profile): (id: Numeric) => Leaf | undefined {
+/** Ids of locations whose (leaf) function is the runtime's `Garbage Collection`. */
+function garbageCollectionLocations(profile: Profile): Set<number> {
   const strings = profile.stringTable.strings;
-  let locations: Map<number, (typeof profile.location)[number]> | undefined;
-  let functions: Map<number, (typeof profile.function)[number]> | undefined;
-  const cache = new Map<number, Leaf | undefined>();
-  return (rawId) => {
-    const id = Number(rawId);
-    if (cache.has(id)) return cache.get(id);
-    locations ??= new Map(profile.location.map((l) => [Number(l.id), l]));
-    functions ??= new Map(profile.function.map((f) => [Number(f.id), f]));
-    const loc = locations.get(id);
-    const line = loc?.line[0];
+  const gcFunctions = new Set<number>();
+  for (const fn of profile.function) if (strings[Number(fn.name)] === FRAME_GARBAGE_COLLECTION) gcFunctions.add(Number(fn.id));
+  const out = new Set<number>();
+  if (gcFunctions.size === 0) return out;
+  for (const loc of profile.location) {
+    const line = loc.line[0];
+    if (line !== undefined && gcFunctions.has(Number(line.functionId))) out.add(Number(loc.id));
+  }
+  return out;
+}
+
+/**
+ * Resolves location ids to names on demand. It keeps the location and
+ * function tables and the strings of this window (not its samples) alive for
+ * as long as the aggregates are kept: one window.
+ */
+function frameNamer(profile: Profile): (id: number) => string {
+  const strings = profile.stringTable.strings;
+  const locationList = profile.location;
+  const functionList = profile.function;
+  let locations: Map<number, (typeof locationList)[number]> | undefined;
+  let functions: Map<number, (typeof functionList)[number]> | undefined;
+  return (id) => {
+    locations ??= new Map(locationList.map((l) => [Number(l.id), l]));
+    functions ??= new Map(functionList.map((f) => [Number(f.id), f]));
+    const line = locations.get(id)?.line[0];
     const fn = line === undefined ? undefined : functions.get(Number(line.functionId));
-    let leaf: Leaf | undefined;
-    if (fn !== undefined) {
-      const name = strings[Number(fn.name)] || '(anonymous)';
-      const file = baseName(strings[Number(fn.filename)] ?? '');
-      const lineNo = Number(line?.line ?? 0);
-      const frame = file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`;
-      leaf = { frame, gc: name === FRAME_GARBAGE_COLLECTION };
-    }
-    cache.set(id, leaf);
-    return leaf;
+    if (fn === undefined) return '(unknown)';
+    const name = strings[Number(fn.name)] || '(anonymous)';
+    const file = baseName(strings[Number(fn.filename)] ?? '');
+    const lineNo = Number(line?.line ?? 0);
+    return file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`;
   };
 }
 

@@ -1,7 +1,19 @@
 import type { Attributes } from '@opentelemetry/api';
-import { addFigures, emptyFigures } from './aggregate.js';
 import type { SampleFigures, WindowAggregates } from './aggregate.js';
 import { FIG_CPU, FIG_GC, FIG_OFFCPU, FIG_SAMPLES, FIG_TOP_FRAMES, FIG_WALL } from './attributes.js';
+
+/** Figures summed over windows, leaf frames by name. */
+export interface MergedFigures {
+  samples: number;
+  wallNs: number;
+  cpuNs: number;
+  gcNs: number;
+  readonly frames: Map<string, number>;
+}
+
+export function zeroFigures(): MergedFigures {
+  return { samples: 0, wallNs: 0, cpuNs: 0, gcNs: 0, frames: new Map() };
+}
 
 /**
  * Figures of one id over the windows that may hold its samples: the window it
@@ -12,14 +24,21 @@ export function collectFigures(
   id: string,
   windows: readonly (WindowAggregates | undefined)[],
   pick: (w: WindowAggregates) => ReadonlyMap<string, SampleFigures>,
-): SampleFigures | undefined {
-  let out: SampleFigures | undefined;
+): MergedFigures | undefined {
+  let out: MergedFigures | undefined;
   for (const w of windows) {
     if (w === undefined) continue;
     const f = pick(w).get(id);
     if (f === undefined) continue;
-    out ??= emptyFigures();
-    addFigures(out, f);
+    out ??= zeroFigures();
+    out.samples += f.samples;
+    out.wallNs += f.wallNs;
+    out.cpuNs += f.cpuNs;
+    out.gcNs += f.gcNs;
+    for (const [loc, n] of f.frames) {
+      const name = w.frameName(loc);
+      out.frames.set(name, (out.frames.get(name) ?? 0) + n);
+    }
   }
   return out;
 }
@@ -40,7 +59,7 @@ export function collectFigures(
 export function writeFigures(
   out: Attributes,
   prefix: string,
-  f: SampleFigures,
+  f: MergedFigures,
   durationNs: number,
   hasCpu: boolean,
   topFrames: number,

@@ -18,7 +18,7 @@ import {
 } from './attributes.js';
 import { TailDetector } from './detector.js';
 import { EnrichedSpan } from './enriched-span.js';
-import { collectFigures, writeFigures } from './figures.js';
+import { collectFigures, writeFigures, zeroFigures } from './figures.js';
 import { Hold } from './hold.js';
 import type { HoldEntry } from './hold.js';
 import { DEFAULT_TAIL_SETTINGS } from './settings.js';
@@ -351,7 +351,7 @@ export class TailSpanProcessor implements SpanProcessor {
     else if (forced === undefined && oldestStart !== undefined) {
       // Its window closed without a sample of it: the span ran too briefly
       // (or only off-CPU) to be sampled. Zero samples is a measurement here.
-      writeFigures(attrs, PREFIX_SPAN, { samples: 0, wallNs: 0, cpuNs: 0, gcNs: 0, frames: new Map() }, h.durationNs, hasCpu, 0);
+      writeFigures(attrs, PREFIX_SPAN, zeroFigures(), h.durationNs, hasCpu, 0);
     }
     if (h.localRoot) {
       const sub = collectFigures(h.spanId, windows, (w) => w.byLocalRoot);
