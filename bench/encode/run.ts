@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}: window of ${SAMPLES} samples, ${SPANS} spans, ${STACKS} stacks x ${DEPTH} frames, ${RUNS} runs`);
   console.log(line('OTLP encode (sync, one call)', otlpMs, otlpBytes));
   console.log(line('OTLP gzip (sync, for comparison)', otlpGzMs, otlpGzBytes));
-  console.log(line('pprof encodeAsync + gzip (async)', pprofMs, pprofBytes));
+  console.log(line('pprof encode (sliced) + gzip (async)', pprofMs, pprofBytes));
   console.log(line('OTLP encode async (4096-sample slices)', asyncMs, otlpBytes));
   console.log(line('scrub window (sync, one call)', scrubMs, 0));
   console.log(`${'  longest event-loop block, OTLP async'.padEnd(34)} median ${median(asyncMaxBlockMs).toFixed(1).padStart(7)} ms  min ${Math.min(...asyncMaxBlockMs).toFixed(1).padStart(7)} ms`);

@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import type { Profile } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
+import { encodePprof } from './pprof-writer.js';
 
 const gzip = promisify(gzipCb);
 
@@ -23,7 +24,7 @@ export function pprofParts(window: WindowProfile): PprofPart[] {
 
 /** Serialize and gzip one pprof profile, off the hot path (async encode + gzip). */
 export async function encodePprofGzip(profile: Profile): Promise<Buffer> {
-  const raw = await profile.encodeAsync();
+  const raw = await encodePprof(profile);
   return gzip(raw);
 }
 

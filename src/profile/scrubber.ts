@@ -55,7 +55,7 @@ export class Scrubber {
    * event-loop turn between them, so a large window never blocks the host
    * for long.
    */
-  async scrubAsync(window: WindowProfile, sliceSamples = 8192): Promise<WindowProfile> {
+  async scrubAsync(window: WindowProfile, sliceSamples = 4096): Promise<WindowProfile> {
     const steps = this.#scrubSteps(window, sliceSamples);
     for (;;) {
       const r = steps.next();
