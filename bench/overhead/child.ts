@@ -22,6 +22,8 @@ export class Child<In extends { type: string }, Out extends { type: string }> {
   #waiters: Array<() => void> = [];
   #output = '';
   #exit: Promise<number | null>;
+  /** Set on 'close': the process exited and its stdio and IPC are drained. */
+  #closed = false;
 
   constructor(o: ChildOptions) {
     const argv = [...o.execArgv, o.script];
@@ -39,12 +41,14 @@ export class Child<In extends { type: string }, Out extends { type: string }> {
       this.#wake();
     });
     this.#exit = new Promise((resolve) => {
-      this.proc.on('exit', (code) => {
+      this.proc.on('close', (code) => {
+        this.#closed = true;
         this.#wake();
         resolve(code);
       });
       this.proc.on('error', (err) => {
         keep(Buffer.from(String(err)));
+        this.#closed = true;
         this.#wake();
         resolve(null);
       });
@@ -58,7 +62,7 @@ export class Child<In extends { type: string }, Out extends { type: string }> {
   }
 
   get exited(): boolean {
-    return this.proc.exitCode !== null || this.proc.signalCode !== null;
+    return this.#closed;
   }
 
   /** The last few KB of the child's stdout and stderr. */
@@ -104,6 +108,6 @@ export class Child<In extends { type: string }, Out extends { type: string }> {
   }
 
   kill(): void {
-    if (!this.exited) this.proc.kill('SIGKILL');
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
   }
 }

@@ -41,6 +41,8 @@ export interface BenchConfig {
   readonly env?: Readonly<Record<string, string>>;
   /** Extra node flags for the server process. */
   readonly execArgv?: readonly string[];
+  /** Register the app's tracing before starting the profiler (default: profiler first). */
+  readonly appTracingFirst?: boolean;
   /** Part of the default set; others run only when named with --configs. */
   readonly byDefault: boolean;
 }
@@ -106,6 +108,51 @@ export const CONFIGS: readonly BenchConfig[] = [
       SPANFUSE_WINDOW_MS: '{windowMs}',
       OTEL_SERVICE_NAME: 'spanfuse-bench',
     },
+    byDefault: false,
+  },
+  // Decomposition of spanfuse's cost (not in the default set): each turns one
+  // default feature off, so the ratio against spanfuse-default shows what that
+  // feature costs.
+  {
+    name: 'spanfuse-no-spans-file',
+    description: 'spanfuse defaults without writing spans.jsonl',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, spansFile: false },
+    byDefault: false,
+  },
+  {
+    name: 'spanfuse-no-cpu-time',
+    description: 'spanfuse defaults without per-sample thread CPU time',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, collectCpuTime: false },
+    byDefault: false,
+  },
+  {
+    name: 'spanfuse-no-heap',
+    description: 'spanfuse defaults with the heap sampler off',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, heap: { enabled: false } },
+    env: { SPANFUSE_HEAP_ENABLED: 'false' },
+    byDefault: false,
+  },
+  {
+    name: 'spanfuse-app-provider',
+    description: 'spanfuse defaults, the app registers its own BasicTracerProvider + ALS context manager first',
+    profiler: 'spanfuse',
+    tracing: 'otel-basic',
+    appTracingFirst: true,
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: spanfuseBase,
     byDefault: false,
   },
   {

@@ -33,6 +33,8 @@ export interface Options {
   readonly repoRoot: string;
   /** Keep every received profile and spanfuse output folder here (debugging). */
   readonly keepDir: string | undefined;
+  /** Extra node flags for every server process (e.g. --cpu-prof to profile the profiler). */
+  readonly serverFlags: readonly string[];
 }
 
 /** The repository root: the nearest folder up whose package.json is spanfuse's. */
@@ -48,7 +50,8 @@ export function findRepoRoot(from: string = dirname(fileURLToPath(import.meta.ur
 
 export const USAGE = `usage: node dist/bench/overhead/run.js [options]
   --short                 quick validation run (a few minutes): 2 rounds, 3 s warm-up, 8 s measured
-  --soak                  soak mode: one long run per config, RSS/heap slope
+  --soak                  soak mode: one long run per config (default control,spanfuse-default
+                          on node24), RSS/heap slope
   --soak-minutes N        soak length (default 30)
   --rounds N              interleaved rounds (default 5)
   --warmup S              warm-up seconds per run (default 10)
@@ -65,7 +68,9 @@ export const USAGE = `usage: node dist/bench/overhead/run.js [options]
   --server-cpu N          core for the server (default 0); --load-cpu N (default 1)
   --out DIR               results folder (default <repo>/bench/results)
   --note TEXT             free text stored with the results (e.g. "machine busy")
-  --keep DIR              keep received profiles and spanfuse's output folder under DIR`;
+  --keep DIR              keep received profiles and spanfuse's output folder under DIR
+  --server-flag FLAG      extra node flag for the server processes, repeatable
+                          (e.g. --server-flag=--cpu-prof --server-flag=--cpu-prof-dir=/tmp/prof)`;
 
 function int(v: string | undefined, name: string, dflt: number, min: number): number {
   if (v === undefined) return dflt;
@@ -96,6 +101,7 @@ export function parseOptions(argv: readonly string[]): Options {
       out: { type: 'string' },
       note: { type: 'string' },
       keep: { type: 'string' },
+      'server-flag': { type: 'string', multiple: true },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -110,7 +116,7 @@ export function parseOptions(argv: readonly string[]): Options {
   const soakMinutes = int(values['soak-minutes'], 'soak-minutes', short ? 2 : 30, 0.1);
   const durationSec = soak ? soakMinutes * 60 : int(values.duration, 'duration', short ? 8 : 40, 1);
   const names = values.configs?.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const defaultNames = soak ? ['spanfuse-default'] : CONFIGS.filter((c) => c.byDefault).map((c) => c.name);
+  const defaultNames = soak ? ['control', 'spanfuse-default'] : CONFIGS.filter((c) => c.byDefault).map((c) => c.name);
   const configs = (names ?? defaultNames).map((n) => {
     const c = CONFIGS.find((x) => x.name === n);
     if (c === undefined) throw new Error(`--configs: unknown configuration ${JSON.stringify(n)}; known: ${CONFIGS.map((x) => x.name).join(', ')}`);
@@ -152,5 +158,6 @@ export function parseOptions(argv: readonly string[]): Options {
     soakMinutes,
     repoRoot,
     keepDir: values.keep === undefined ? undefined : resolve(values.keep),
+    serverFlags: values['server-flag'] ?? [],
   };
 }

@@ -10,6 +10,7 @@ export interface ServerSpec {
   readonly profiler: 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace';
   readonly tracing: 'otel-basic' | 'spanfuse' | 'dd-trace';
   readonly labels: 'none' | 'pyroscope-wrap';
+  readonly appTracingFirst: boolean;
   readonly spanfuseEntry: 'start' | 'register';
   readonly spanfuseModule: string;
   readonly spanfuseOptions: Record<string, unknown>;

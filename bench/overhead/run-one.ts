@@ -67,6 +67,7 @@ export async function runOne(
     profiler: cfg.profiler,
     tracing: cfg.tracing,
     labels: cfg.labels,
+    appTracingFirst: cfg.appTracingFirst === true,
     spanfuseEntry: cfg.spanfuseEntry ?? 'start',
     spanfuseModule: o.spanfuseModule,
     spanfuseOptions: (fillPlaceholders(cfg.spanfuseOptions ?? {}, ph) ?? {}) as Record<string, unknown>,
@@ -78,7 +79,7 @@ export async function runOne(
     repoRoot: o.repoRoot,
     dataDir,
   };
-  const execArgv = [...(cfg.execArgv ?? [])];
+  const execArgv = [...(cfg.execArgv ?? []), ...o.serverFlags];
   if (o.mode === 'soak') execArgv.push('--expose-gc');
   if (cfg.profiler === 'dd-trace') execArgv.push(...ddTraceArgv(o.repoRoot));
   if (cfg.profiler === 'spanfuse' && cfg.spanfuseEntry === 'register') execArgv.push(...spanfuseRegisterArgv(o.spanfuseModule));

@@ -76,6 +76,13 @@ async function main(): Promise<void> {
   if (o.configs.some((c) => c.profiler === 'spanfuse') && !existsSync(o.spanfuseModule)) {
     log(`warning: spanfuse module ${o.spanfuseModule} not found; spanfuse runs will fail (build it, or pass --spanfuse PATH)`);
   }
+  const peers = { pyroscope: '@pyroscope/nodejs', 'dd-trace': 'dd-trace' } as const;
+  for (const c of o.configs) {
+    if (c.profiler !== 'pyroscope' && c.profiler !== 'dd-trace') continue;
+    if (!existsSync(join(o.repoRoot, 'bench', 'node_modules', peers[c.profiler], 'package.json'))) {
+      log(`warning: ${peers[c.profiler]} is not installed; run \`npm install --prefix bench\` (the ${c.name} runs will fail)`);
+    }
+  }
   const runtimes: Record<string, string> = {};
   for (const rt of o.runtimes) runtimes[rt.name] = version(rt.bin);
   log(`runtimes: ${JSON.stringify(runtimes)}`);

@@ -12,15 +12,23 @@ import type { FromServer, MemorySample, ServerSpec, ToServer } from './protocol.
 
 const spec = JSON.parse(process.env['BENCH_SERVER_SPEC'] ?? '{}') as ServerSpec;
 
-function send(m: FromServer): void {
-  process.send?.(m);
+function send(m: FromServer): Promise<void> {
+  // Resolve once the message is handed to the channel: a large message sent
+  // right before disconnect() is otherwise lost.
+  return new Promise((resolve) => {
+    if (process.send === undefined) resolve();
+    else process.send(m, undefined, {}, () => resolve());
+  });
 }
 
 async function main(): Promise<void> {
   const { startProfiler } = await import('./profilers.js');
-  const profiler = await startProfiler(spec);
   const { setupTracing } = await import('./tracing.js');
-  const tracing = await setupTracing(spec);
+  // Profiler first (spanfuse's rule 7), unless the configuration says the app
+  // registered its tracing before it.
+  const early = spec.appTracingFirst ? await setupTracing(spec) : undefined;
+  const profiler = await startProfiler(spec);
+  const tracing = early ?? (await setupTracing(spec));
   const work = await import('./work.js');
   const http = await import('node:http');
   const path = await import('node:path');
@@ -105,7 +113,7 @@ async function main(): Promise<void> {
           if (memory.length < 100_000) memory.push(sampleMemory());
         }, spec.memorySampleMs);
         memTimer.unref();
-        send({ type: 'marked' });
+        void send({ type: 'marked' });
         break;
       case 'report': {
         const cpu = process.cpuUsage(markCpu);
@@ -119,7 +127,7 @@ async function main(): Promise<void> {
         } catch (err) {
           profilerStats = { error: String(err) };
         }
-        send({
+        void send({
           type: 'report',
           report: {
             wallMs,
@@ -134,7 +142,7 @@ async function main(): Promise<void> {
         break;
       }
       case 'memory':
-        send({ type: 'memory', sample: sampleMemory() });
+        void send({ type: 'memory', sample: sampleMemory() });
         break;
       case 'shutdown':
         void shutdown();
@@ -151,7 +159,7 @@ async function main(): Promise<void> {
     } catch (err) {
       shutdownError = String(err);
     }
-    send({
+    await send({
       type: 'bye',
       bye: {
         groundTruth: truth.dump(),
@@ -165,7 +173,7 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(0), 200).unref();
   };
 
-  send({
+  void send({
     type: 'ready',
     port,
     info: {
@@ -177,6 +185,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  send({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  void send({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   setTimeout(() => process.exit(1), 100).unref();
 });
