@@ -1,7 +1,7 @@
 import type { ResolvedExportConfig } from '../config/export.js';
 import type { Diagnostics } from '../core/diagnostics.js';
 import type { AttributeValue } from '../core/window.js';
-import { encodeOtlpRequestAsync, profileResource, Scrubber, spanfuseVersion } from '../profile/index.js';
+import { encodeOtlpRequest, encodeOtlpRequestAsync, profileResource, Scrubber, spanfuseVersion } from '../profile/index.js';
 import { FileExporter } from './file-exporter.js';
 import { createOtlpHttpExporter } from './otlp-exporter.js';
 import { createPyroscopeExporter } from './pyroscope-exporter.js';
@@ -31,6 +31,7 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
           dir: deps.outputDir,
           formats: config.file.formats,
           encodeOtlp: (w) => encodeOtlpRequestAsync(w, encoderOptions),
+          encodeOtlpSync: (w) => encodeOtlpRequest(w, encoderOptions),
           maxFiles: config.file.maxFiles,
           maxBytes: config.file.maxBytes,
           diagnostics: deps.diagnostics,

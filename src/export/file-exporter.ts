@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Diagnostics } from '../core/diagnostics.js';
 import { describe } from '../core/diagnostics.js';
 import type { WindowProfile } from '../core/window.js';
-import { encodeWindowPprof } from '../profile/index.js';
+import { encodeWindowPprof, encodeWindowPprofSync } from '../profile/index.js';
 import type { FileKind } from './file-names.js';
 import { parseWindowFileName, TEMP_PREFIX, windowFileName } from './file-names.js';
 import { Lane } from './lane.js';
@@ -21,6 +22,8 @@ export interface FileExporterOptions {
   readonly formats?: readonly FileFormat[];
   /** Encodes a window as an OTLP ExportProfilesServiceRequest. */
   readonly encodeOtlp?: (window: WindowProfile) => Promise<Uint8Array> | Uint8Array;
+  /** The same, synchronously, for `writeSync` at process exit. */
+  readonly encodeOtlpSync?: (window: WindowProfile) => Uint8Array;
   /** Retention: at most this many files in `dir` (default 1000). */
   readonly maxFiles?: number;
   /** Retention: at most this many bytes of files in `dir` (default 256 MiB). */
@@ -50,6 +53,7 @@ export class FileExporter implements ProfileExporter {
   readonly dir: string;
   readonly #formats: ReadonlySet<FileFormat>;
   readonly #encodeOtlp: FileExporterOptions['encodeOtlp'];
+  readonly #encodeOtlpSync: FileExporterOptions['encodeOtlpSync'];
   readonly #diagnostics: Diagnostics;
   readonly #retention: RetentionIndex;
   readonly #lane: Lane<WindowProfile>;
@@ -64,6 +68,7 @@ export class FileExporter implements ProfileExporter {
     this.dir = options.dir;
     this.#formats = new Set(options.formats ?? ['pprof']);
     this.#encodeOtlp = options.encodeOtlp;
+    this.#encodeOtlpSync = options.encodeOtlpSync;
     this.#diagnostics = options.diagnostics;
     this.#maxPins = options.maxPins ?? 10_000;
     this.#retention = new RetentionIndex({
@@ -125,6 +130,48 @@ export class FileExporter implements ProfileExporter {
       bytesOnDisk: this.#retention.bytes,
       pinned: this.#pins.size,
     };
+  }
+
+  /**
+   * Write a window synchronously, for `process.exit()` where no event-loop
+   * turn is left. Atomic like `export`; retention is applied by the next
+   * run's scan. Never throws; false when it failed (counted).
+   */
+  writeSync(window: WindowProfile): boolean {
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      const files: { name: string; bytes: Uint8Array }[] = [];
+      if (this.#formats.has('pprof')) {
+        for (const part of encodeWindowPprofSync(window)) {
+          files.push({ name: windowFileName(window.startUnixNs, window.profileId, part.kind), bytes: part.bytes });
+        }
+      }
+      if (this.#formats.has('otlp') && this.#encodeOtlpSync !== undefined) {
+        files.push({ name: windowFileName(window.startUnixNs, window.profileId, 'otlp'), bytes: this.#encodeOtlpSync(window) });
+      }
+      for (const f of files) {
+        const tmp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+        try {
+          writeFileSync(tmp, f.bytes, { mode: 0o600 });
+          renameSync(tmp, join(this.dir, f.name));
+        } catch (err) {
+          try {
+            unlinkSync(tmp);
+          } catch {
+            // nothing to clean up
+          }
+          throw err;
+        }
+        this.#counters.filesWritten++;
+        this.#counters.bytesWritten += f.bytes.byteLength;
+      }
+      this.#counters.windowsWritten++;
+      return true;
+    } catch (err) {
+      this.#counters.writeErrors++;
+      this.#diagnostics.error(`export.${this.name}`, err);
+      return false;
+    }
   }
 
   async #doShutdown(deadlineMs: number): Promise<void> {

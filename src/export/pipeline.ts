@@ -92,6 +92,46 @@ export class ExportPipeline {
     }
   }
 
+  /**
+   * For `process.exit()`: no event-loop turn is left, so the pending windows
+   * and `last` are scrubbed and written synchronously by the exporters that
+   * can (files); network exporters count them as dropped. The pipeline is
+   * closed afterwards. Never throws.
+   */
+  exitSync(last?: WindowProfile): void {
+    try {
+      this.#closed = true;
+      const windows = this.#pending.splice(0, this.#pending.length);
+      if (last !== undefined) windows.push(last);
+      for (const w of windows) {
+        let out: WindowProfile;
+        try {
+          out = this.#scrubber ? this.#scrubber.scrub(w) : w;
+        } catch (err) {
+          this.#counters.scrubFailures++;
+          this.#diagnostics.error('export.scrub', err);
+          continue;
+        }
+        for (const e of this.#exporters) {
+          const c = this.#perExporter.get(e.name);
+          let ok = false;
+          try {
+            ok = e.writeSync?.(out) ?? false;
+          } catch (err) {
+            this.#diagnostics.error(`export.${e.name}`, err);
+          }
+          if (c !== undefined) {
+            if (ok) c.succeeded++;
+            else c.failed++;
+          }
+          if (!ok) this.#diagnostics.count(`export.${e.name}.dropped_at_exit`);
+        }
+      }
+    } catch (err) {
+      this.#diagnostics.error('export.exit', err);
+    }
+  }
+
   /** Stop accepting, flush within `deadlineMs`, shut the exporters down. Idempotent. */
   shutdown(deadlineMs: number): Promise<void> {
     this.#shutdown ??= this.#doShutdown(deadlineMs);

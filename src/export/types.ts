@@ -19,6 +19,11 @@ export interface ProfileExporter {
   export(window: WindowProfile): Promise<ExportOutcome>;
   /** Deliver what is queued, within `deadlineMs`, then release resources. Idempotent. */
   shutdown(deadlineMs: number): Promise<void>;
+  /**
+   * Deliver a window synchronously (process exit); only exporters that can
+   * (files) implement it. Never throws; false when it failed.
+   */
+  writeSync?(window: WindowProfile): boolean;
   /** Exporter-specific counters (queued bytes, drops, retries ...). */
   stats?(): Readonly<Record<string, number>>;
 }

@@ -1,5 +1,5 @@
-export { encodePprofGzip, encodeWindowPprof, pprofParts } from './pprof.js';
-export { encodePprof } from './pprof-writer.js';
+export { encodePprofGzip, encodeWindowPprof, encodeWindowPprofSync, pprofParts } from './pprof.js';
+export { encodePprof, encodePprofSync } from './pprof-writer.js';
 export type { EncodedPprof, PprofKind, PprofPart } from './pprof.js';
 export { encodeOtlpRequest, encodeOtlpRequestAsync, profileIdBytes, profileResource, spanfuseVersion, FRAME_TYPE_KEY, FRAME_TYPE_V8JS } from './otlp/index.js';
 export type { OtlpEncoderOptions } from './otlp/index.js';

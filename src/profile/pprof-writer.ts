@@ -95,3 +95,12 @@ export async function encodePprof(p: Profile, sliceSamples = 4096): Promise<Uint
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
+
+/** Serialize in one go (for the synchronous exit path only). */
+export function encodePprofSync(p: Profile): Uint8Array {
+  const steps = pprofSteps(p, Infinity);
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}

@@ -1,8 +1,8 @@
 import { promisify } from 'node:util';
-import { gzip as gzipCb } from 'node:zlib';
+import { gzip as gzipCb, gzipSync } from 'node:zlib';
 import type { Profile } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
-import { encodePprof } from './pprof-writer.js';
+import { encodePprof, encodePprofSync } from './pprof-writer.js';
 
 const gzip = promisify(gzipCb);
 
@@ -47,4 +47,9 @@ export function encodeWindowPprof(window: WindowProfile): Promise<EncodedPprof[]
     cache.set(window, p);
   }
   return p;
+}
+
+/** Gzip pprof of every profile in the window, synchronously (process exit only). */
+export function encodeWindowPprofSync(window: WindowProfile): EncodedPprof[] {
+  return pprofParts(window).map((part) => ({ kind: part.kind, bytes: gzipSync(encodePprofSync(part.profile)) }));
 }

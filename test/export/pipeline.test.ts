@@ -2,7 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Diagnostics } from '../../src/core/diagnostics.js';
 import type { WindowProfile } from '../../src/core/window.js';
-import { ExportPipeline } from '../../src/export/index.js';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ExportPipeline, FileExporter, windowFileName } from '../../src/export/index.js';
+import { Scrubber } from '../../src/profile/index.js';
 import type { ExportOutcome, ProfileExporter, WindowScrubber } from '../../src/export/index.js';
 import { handWindow } from '../profile/fixtures.js';
 
@@ -115,4 +120,28 @@ void test('shutdown is idempotent, respects its deadline with a stalled exporter
   p.submit(handWindow());
   assert.equal(p.stats().refusedAfterShutdown, 1);
   assert.equal(a.got.length, 1);
+});
+
+void test('exitSync scrubs and writes pending and last windows synchronously through exporters that can', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'spanfuse-exit-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = new FileExporter({ dir, diagnostics: new Diagnostics(() => undefined) });
+  const network = new MemoryExporter('network');
+  const scrubber = new Scrubber({ denyKeys: [], allowKeys: [], rules: [], appRoot: '/srv/app', userNames: [] });
+  const p = new ExportPipeline({ exporters: [file, network], scrubber, diagnostics: new Diagnostics(() => undefined) });
+  const pending = handWindow(1_790_000_000_000_000_000n);
+  const last = handWindow(1_790_000_060_000_000_000n);
+  p.submit(pending);
+  p.exitSync(last);
+  // Written before any event-loop turn.
+  const names = (await readdir(dir)).sort();
+  assert.deepEqual(names, [windowFileName(pending.startUnixNs, pending.profileId, 'wall'), windowFileName(last.startUnixNs, last.profileId, 'wall')]);
+  const text = gunzipSync(await readFile(join(dir, names[0]!))).toString('latin1');
+  assert.ok(text.includes('routes.js') && !text.includes('/srv/app/'), 'scrubbed (paths relative to the app root)');
+  assert.equal(network.got.length, 0);
+  const s = p.stats();
+  assert.equal(s.exporters['file']?.succeeded, 2);
+  assert.equal(s.exporters['network']?.failed, 2);
+  p.submit(handWindow());
+  assert.equal(p.stats().refusedAfterShutdown, 1);
 });
