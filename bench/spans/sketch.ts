@@ -49,7 +49,11 @@ function candidate(name: string, make: () => { add(x: number): void; q(p: number
 }
 
 const cands = [
-  candidate('LogSketch(0.01, 512 bins)', () => {
+  candidate('LogSketch(0.01, 512) tracked p99', () => {
+    const s = new LogSketch(0.01, 512, 0.99);
+    return { add: (x) => s.add(x), q: () => s.trackedQuantile(), count: () => s.count };
+  }),
+  candidate('LogSketch(0.01, 512) block search', () => {
     const s = new LogSketch(0.01, 512);
     return { add: (x) => s.add(x), q: (p) => s.quantile(p), count: () => s.count };
   }),

@@ -36,7 +36,7 @@ export class Operation {
     this.rule = rule;
     this.#warmup = warmup;
     // A budget-only rule needs no sketch: no memory, no work per span.
-    this.#sketch = rule.quantile === undefined ? undefined : new LogSketch(relativeAccuracy, maxBins);
+    this.#sketch = rule.quantile === undefined ? undefined : new LogSketch(relativeAccuracy, maxBins, rule.quantile);
   }
 
   get observed(): number {
@@ -61,7 +61,7 @@ export class Operation {
     let verdict: TailVerdict | undefined;
     if (sketch !== undefined) {
       if (sketch.count >= this.#warmup) {
-        const threshold = sketch.quantile(rule.quantile!);
+        const threshold = sketch.trackedQuantile();
         if (durationMs > threshold) {
           verdict = { operation: this.key, quantile: rule.quantileLabel!, thresholdMs: threshold };
         }

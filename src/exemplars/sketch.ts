@@ -8,10 +8,12 @@
  * Why not `@datadog/sketches-js` directly: its quantile query walks every
  * bucket from the lowest (about 1 µs per query with a few hundred buckets,
  * measured in bench/spans/sketch.ts) and tail detection queries once per
- * ended span. Tail quantiles are answered here by walking down from the
- * highest bucket over per-block sums (blocks of 32 buckets), so a query
- * touches at most maxBins/32 + 32 counters however sparse the tail is; the
- * buckets live in a Float64Array bounded by `maxBins`. When the observed range
+ * ended span. Here the one quantile an operation asks for is tracked: `add`
+ * keeps the count above its bucket, and a query moves from the previous
+ * answer by a bucket or so (amortized O(1)). Any other quantile walks down
+ * from the highest bucket over per-block sums (blocks of 32 buckets), at
+ * most maxBins/32 + 32 steps. Buckets live in a Float64Array bounded by
+ * `maxBins`. When the observed range
  * needs more buckets, the lowest ones collapse into one: high quantiles keep
  * their guarantee, only quantiles inside the collapsed low end lose it.
  *
@@ -41,11 +43,27 @@ export class LogSketch {
   #count = 0;
   #zeroCount = 0;
   #collapsed = 0;
+  /**
+   * Tracked quantile: the bucket index holding it (-1: the zero bucket) and
+   * how many observations lie in buckets above it. Kept in step by `add`,
+   * so the next query moves it by a bucket or so instead of searching.
+   */
+  readonly #tq: number;
+  #tIdx = -1;
+  #tAbove = 0;
+  #tValid = false;
+  /** valueOfKey of the tracked bucket, kept while the bucket stays the same. */
+  #tValue = 0;
+  #tValueIdx = Number.NaN;
 
   /** Values at or below this (in the caller's unit) count as zero. */
   static readonly MIN_VALUE = 1e-9;
 
-  constructor(relativeAccuracy = 0.01, maxBins = 512) {
+  /**
+   * @param trackedQuantile a quantile that `trackedQuantile()` answers in
+   *   amortized constant time (tail detection asks the same one per span).
+   */
+  constructor(relativeAccuracy = 0.01, maxBins = 512, trackedQuantile = Number.NaN) {
     if (!(relativeAccuracy > 0 && relativeAccuracy < 1)) throw new RangeError('relativeAccuracy must be in (0, 1)');
     if (!Number.isInteger(maxBins) || maxBins < 2) throw new RangeError('maxBins must be an integer >= 2');
     this.relativeAccuracy = relativeAccuracy;
@@ -54,6 +72,7 @@ export class LogSketch {
     this.#lnGamma = Math.log(this.#gamma);
     this.#invLnGamma = 1 / this.#lnGamma;
     this.#valueFactor = 2 / (1 + this.#gamma);
+    this.#tq = trackedQuantile;
   }
 
   /** Observations added so far (zeros included). */
@@ -97,6 +116,7 @@ export class LogSketch {
     const i = key - this.#lo;
     bins[i]! += 1;
     this.#blocks[i >> BLOCK_SHIFT]! += 1;
+    if (i > this.#tIdx) this.#tAbove++;
     if (key > this.#maxKey) this.#maxKey = key;
     if (key < this.#minKey) this.#minKey = key;
   }
@@ -134,12 +154,73 @@ export class LogSketch {
     return 0;
   }
 
+  /**
+   * The quantile given to the constructor, same answer as
+   * `quantile(trackedQuantile)`, from the position of the previous answer.
+   */
+  trackedQuantile(): number {
+    const n = this.#count;
+    const q = this.#tq;
+    if (n === 0 || Number.isNaN(q)) return Number.NaN;
+    const bins = this.#bins;
+    if (bins === undefined) return 0;
+    const need = n - 1 - Math.floor(q * (n - 1));
+    if (!this.#tValid) this.#seek(need);
+    const lo = this.#lo;
+    const top = this.#maxKey - lo;
+    const bottom = this.#minKey - lo;
+    let idx = this.#tIdx;
+    let above = this.#tAbove;
+    // Too many above: the quantile moved up to a higher non-empty bucket.
+    while (above > need) {
+      let j = idx + 1;
+      while (j < top && bins[j] === 0) j++;
+      above -= bins[j]!;
+      idx = j;
+    }
+    // Not enough at or above: it moved down.
+    while (above + (idx < 0 ? this.#zeroCount : bins[idx]!) <= need) {
+      above += idx < 0 ? this.#zeroCount : bins[idx]!;
+      let j = idx - 1;
+      while (j >= bottom && bins[j] === 0) j--;
+      idx = j < bottom ? -1 : j;
+    }
+    this.#tIdx = idx;
+    this.#tAbove = above;
+    if (idx !== this.#tValueIdx) {
+      this.#tValueIdx = idx;
+      this.#tValue = idx < 0 ? 0 : this.valueOfKey(idx + lo);
+    }
+    return this.#tValue;
+  }
+
+  /** Place the tracked position by a search from the top (after a re-layout). */
+  #seek(need: number): void {
+    const bins = this.#bins!;
+    let acc = 0;
+    let idx = -1;
+    for (let i = this.#maxKey - this.#lo; i >= this.#minKey - this.#lo; i--) {
+      const c = bins[i]!;
+      if (c === 0) continue;
+      if (acc + c > need) {
+        idx = i;
+        break;
+      }
+      acc += c;
+    }
+    this.#tIdx = idx;
+    this.#tAbove = acc;
+    this.#tValid = true;
+  }
+
   /** Representative value of bucket `key`. */
   valueOfKey(key: number): number {
     return Math.exp(key * this.#lnGamma) * this.#valueFactor;
   }
 
   #rebuildBlocks(): void {
+    this.#tValid = false;
+    this.#tValueIdx = Number.NaN;
     const bins = this.#bins!;
     const blocks = new Float64Array(blockCount(bins.length));
     for (let i = 0; i < bins.length; i++) blocks[i >> BLOCK_SHIFT]! += bins[i]!;

@@ -81,3 +81,24 @@ void test('LogSketch edge cases: empty, zeros, a single value', () => {
   assert.throws(() => new LogSketch(0));
   assert.throws(() => new LogSketch(0.01, 1));
 });
+
+void test('trackedQuantile() answers exactly what quantile() answers after every add, through growth and collapse', () => {
+  for (const [q, maxBins, seed] of [
+    [0.99, 64, 1],
+    [0.95, 512, 2],
+    [0.5, 128, 3],
+    [0.999, 32, 4],
+  ] as const) {
+    const s = new LogSketch(0.01, maxBins, q);
+    const r = rng(seed);
+    for (let i = 0; i < 20_000; i++) {
+      const u = r();
+      // Zeros, sub-microsecond values, a body and far outliers; a drift upwards.
+      const x = u < 0.02 ? 0 : u < 0.1 ? 1e-4 * r() : u < 0.99 ? (1 + i / 2000) * Math.exp(gaussian(r)) : 1e4 * r();
+      s.add(x);
+      if (i % 3 === 0 || i < 200) assert.equal(s.trackedQuantile(), s.quantile(q), `q=${q} maxBins=${maxBins} after ${i + 1} values`);
+    }
+    assert.ok(s.collapsed > 0 || maxBins === 512);
+  }
+  assert.ok(Number.isNaN(new LogSketch().trackedQuantile()), 'no tracked quantile given');
+});
