@@ -110,6 +110,8 @@ void test('a real sampled window: OTLP stacks, labels, links, timestamps and val
   const keys = new Set(req.dictionary.attribute_table.map((a) => req.dictionary.string_table[a.key_strindex]));
   assert.ok(!keys.has('trace_id') && !keys.has('span_id') && !keys.has('end_timestamp_ns'));
   assert.ok(keys.has('span_name') && keys.has('thread.id') && keys.has('thread.name') && keys.has('local_root_span_id'));
+  const threadId = req.dictionary.attribute_table.find((a) => req.dictionary.string_table[a.key_strindex] === 'thread.id');
+  assert.equal(threadId?.value?.value, 'int_value', 'thread.id is an int attribute (semantic conventions)');
 });
 
 void test('heap and off-CPU profiles become profiles of their own sample types', () => {

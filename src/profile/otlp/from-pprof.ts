@@ -1,5 +1,5 @@
 import type { Profile as Pprof } from '../../core/pprof.js';
-import { LABEL_SPAN_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
+import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
 import type { Dictionary } from './dictionary.js';
 
 /** One OTLP Sample before writing: identity plus its observations. */
@@ -20,6 +20,12 @@ export interface OtlpProfilePart {
   readonly periodUnitStr: number;
   readonly period: number | bigint;
   readonly samples: OtlpSample[];
+}
+
+/** `thread.id` is an int in the semantic conventions; pprof labels carry it as text. */
+function attributeValue(key: string, value: string): string | number {
+  if (key === LABEL_THREAD_ID && /^\d{1,15}$/.test(value)) return Number(value);
+  return value;
 }
 
 const HEX_TRACE = /^[0-9a-fA-F]{32}$/;
@@ -153,7 +159,7 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
       }
       let a = byValue.get(v);
       if (a === undefined) {
-        a = dict.attribute(str(k), str(v));
+        a = dict.attribute(str(k), attributeValue(str(k), str(v)));
         byValue.set(v, a);
       }
       attrs.push(a);
