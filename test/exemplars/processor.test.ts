@@ -12,9 +12,12 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { SamplingDecision } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, Sampler, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ThreadCounterReader, ThreadWindowCounters, currentTid } from '../../src/runtime/index.js';
+import { FileExporter } from '../../src/export/index.js';
 import type { SpanCounterSource } from '../../src/core/counters.js';
 import { Diagnostics } from '../../src/core/diagnostics.js';
 import { TailSpanProcessor, tailSettings } from '../../src/exemplars/index.js';
@@ -316,4 +319,27 @@ void test('a recorded but unsampled tail span is marked and passed on, not held'
   const w = fakeWindow(ID_A, 0n, 1n, []);
   tail.onWindowClosed(w);
   assert.equal(w.tailSpans.length, 1, 'the profile still knows it was a tail span');
+});
+
+void test('with the export stage\'s FileExporter as retention: the window stays pinned while a span naming it is held', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-pins-'));
+  try {
+    const files = new FileExporter({ dir, diagnostics: new Diagnostics() });
+    const exporter = new InMemorySpanExporter();
+    const tail = new TailSpanProcessor({
+      downstream: new SimpleSpanProcessor(exporter),
+      settings: tailSettings(BUDGET_50),
+      windowMs: 1000,
+      currentProfileId: () => ID_A,
+      retention: files,
+    });
+    const tracer = new BasicTracerProvider({ spanProcessors: [tail] }).getTracer('t');
+    for (const d of [70, 90]) tracer.startSpan('slow', { startTime: msToHr(T0) }).end(msToHr(T0 + d));
+    assert.equal(files.isPinned(ID_A), true);
+    tail.onWindowClosed(fakeWindow(ID_A, 0n, 1n, []));
+    assert.equal(files.isPinned(ID_A), false, 'unpinned once both held spans are forwarded');
+    assert.equal(exporter.getFinishedSpans().length, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
