@@ -107,7 +107,12 @@ export class RuntimeSignals {
       for (const e of HARDWARE_EVENTS) this.#unsupported[e.name] = 'perf events disabled by configuration';
     }
     if (this.#c.threadState) {
-      const sampler = new ThreadStateSampler({ hz: this.#c.threadStateHz, arch: p.arch, diagnostics: this.#diag });
+      const sampler = new ThreadStateSampler({
+        hz: this.#c.threadStateHz,
+        arch: p.arch,
+        diagnostics: this.#diag,
+        threads: this.#c.threadStateThreads,
+      });
       if (await sampler.start()) {
         this.#sampler = sampler;
         this.#prev = sampler.reader?.snapshot() ?? new Map();

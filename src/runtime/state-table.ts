@@ -22,7 +22,8 @@ export const F_RUNQUEUE = 2;
 export const F_ONCPU = 3;
 const FIELDS = 4;
 
-/** Header cells (Int32). */
+/** Header cells (Int32). H_STOP: set to 1 (and notified) to stop the sampler. */
+export const H_STOP = 6;
 export const H_MAGIC = 0;
 export const H_WCHAN_COUNT = 1;
 export const H_TICKS = 2;
@@ -85,13 +86,18 @@ export function valueIndex(slot: number, field: number): number {
   return slot * FIELDS + field;
 }
 
-/** Encode (syscall number or -1, wchan id) as a positive key; 0 is "empty". */
+/** Pseudo syscall numbers of a wait reason. */
+export const NR_NOT_IN_SYSCALL = -1;
+/** Off-CPU between two passes while running at both: waits too short to see. */
+export const NR_SHORT_WAITS = -2;
+
+/** Encode (syscall number, -1 or -2; wchan id) as a positive key; 0 is "empty". */
 export function reasonKeyOf(syscallNr: number, wchanId: number): number {
-  return ((syscallNr + 2) << 8) | (wchanId & 0xff);
+  return ((syscallNr + 3) << 8) | (wchanId & 0xff);
 }
 
 export function decodeReasonKey(key: number): { syscallNr: number; wchanId: number } {
-  return { syscallNr: (key >> 8) - 2, wchanId: key & 0xff };
+  return { syscallNr: (key >> 8) - 3, wchanId: key & 0xff };
 }
 
 /** Writer side: store a wchan name, returning its id (0 = unknown). */

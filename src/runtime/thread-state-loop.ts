@@ -7,6 +7,8 @@ import {
   F_RUNQUEUE,
   H_TICKS,
   MAX_SLOTS,
+  NR_NOT_IN_SYSCALL,
+  NR_SHORT_WAITS,
   REASONS_PER_SLOT,
   REASON_OVERFLOW,
   internWchan,
@@ -15,12 +17,23 @@ import {
 } from './state-table.js';
 
 /**
- * One sampling pass over every thread of the process, run by the sampler
- * worker. Each thread's `/proc/self/task/<tid>/syscall` is read for its first
- * 4 bytes only: enough for "runn(ing)" or a syscall number (at most 3 digits
- * on x86_64 and arm64), never the arguments, stack pointer or program counter
- * that follow. A thread that is not running is off-CPU for the time since the
- * previous pass, attributed to (syscall number, wchan).
+ * One sampling pass over the threads of the process, run by the sampler
+ * worker.
+ *
+ * How much time a thread spent off-CPU between two passes is measured, not
+ * sampled: wall time minus the growth of its on-CPU and run-queue times from
+ * `/proc/self/task/<tid>/schedstat`. Only *why* is sampled: the syscall the
+ * thread is blocked in, from the first 4 bytes of `/proc/.../syscall` (enough
+ * for "runn(ing)" or a syscall number of at most 3 digits on x86_64 and
+ * arm64; the arguments, stack pointer and program counter that follow are
+ * never read), plus the kernel wait function from `wchan`.
+ *
+ * A thread that has not been scheduled since the previous pass (schedstat's
+ * timeslice count unchanged) is still in the same wait, so neither file is
+ * re-read for it: idle threads cost one small read per pass.
+ *
+ * Where schedstat is missing (kernel without CONFIG_SCHEDSTATS), the interval
+ * is attributed to the sampled state instead.
  */
 interface Tracked {
   readonly tid: number;
@@ -28,8 +41,14 @@ interface Tracked {
   syscallFd: number;
   wchanFd: number;
   schedFd: number;
+  /** Last syscall number seen; RUNNING_NR when running; NaN before any read. */
   lastNr: number;
   lastWchanId: number;
+  lastOnNs: number;
+  lastRqNs: number;
+  lastSlices: number;
+  /** Negative off-CPU carried over (schedstat lags a running thread by up to a tick). */
+  carryNs: number;
 }
 
 export interface LoopOptions {
@@ -40,12 +59,15 @@ export interface LoopOptions {
   readonly futexNrs: readonly number[];
   /** Re-list threads every this many passes. */
   readonly refreshEvery: number;
-  /** Re-read a thread's wchan at least every this many passes. */
+  /** Re-read a waiting thread's wchan at least every this many passes. */
   readonly wchanEvery: number;
+  /** 'app': main, workers and libuv threadpool threads only; 'all': every thread. */
+  readonly threads?: 'app' | 'all';
 }
 
 const SYSCALL_BYTES = 4;
 const RUNNING = 0x72; // 'r' of "running"
+const RUNNING_NR = -1000;
 
 export class ThreadStateLoop {
   readonly #v: StateViews;
@@ -75,17 +97,7 @@ export class ThreadStateLoop {
     if (this.#passes % this.#o.refreshEvery === 0) this.#refresh();
     const checkWchan = this.#passes % this.#o.wchanEvery === 0;
     this.#passes++;
-    for (const t of this.#threads.values()) {
-      if (t.schedFd >= 0) this.#readSchedstat(t);
-      if (elapsedNs === 0) continue;
-      const nr = this.#readSyscallNr(t);
-      if (nr === undefined || nr === RUNNING_NR) continue;
-      if (nr !== t.lastNr || checkWchan) {
-        t.lastNr = nr;
-        t.lastWchanId = this.#readWchan(t);
-      }
-      this.#account(t, nr, elapsedNs);
-    }
+    for (const t of this.#threads.values()) this.#visit(t, elapsedNs, checkWchan);
     Atomics.add(this.#v.header, H_TICKS, 1);
   }
 
@@ -94,13 +106,70 @@ export class ThreadStateLoop {
     this.#threads.clear();
   }
 
-  #account(t: Tracked, nr: number, ns: number): void {
-    const v = this.#v;
-    v.values[valueIndex(t.slot, F_OFFCPU)] = (v.values[valueIndex(t.slot, F_OFFCPU)] ?? 0) + ns;
-    if (this.#o.futexNrs.includes(nr)) {
-      v.values[valueIndex(t.slot, F_FUTEX)] = (v.values[valueIndex(t.slot, F_FUTEX)] ?? 0) + ns;
+  #visit(t: Tracked, elapsedNs: number, checkWchan: boolean): void {
+    const sched = t.schedFd >= 0 ? this.#readSchedstat(t) : false;
+    if (!this.#threads.has(t.tid)) return; // dropped while reading
+    const firstSeen = Number.isNaN(t.lastNr);
+    if (!sched) {
+      // No schedstat: attribute the whole interval to the sampled state.
+      const nr = this.#readSyscallNr(t);
+      if (nr === undefined) return;
+      this.#noteReason(t, nr, checkWchan);
+      if (!firstSeen && elapsedNs > 0 && nr !== RUNNING_NR) this.#account(t, nr, t.lastWchanId, elapsedNs);
+      return;
     }
-    const key = reasonKeyOf(nr, t.lastWchanId);
+    const [onNs, rqNs, slices] = sched;
+    const dOn = onNs - t.lastOnNs;
+    const dRq = rqNs - t.lastRqNs;
+    const ran = slices !== t.lastSlices;
+    t.lastOnNs = onNs;
+    t.lastRqNs = rqNs;
+    t.lastSlices = slices;
+    const prevNr = t.lastNr;
+    const prevWchan = t.lastWchanId;
+    if (ran || firstSeen) {
+      const nr = this.#readSyscallNr(t);
+      if (nr === undefined) return;
+      this.#noteReason(t, nr, checkWchan);
+    } else if (checkWchan && t.lastNr !== RUNNING_NR) {
+      t.lastWchanId = this.#readWchan(t);
+    }
+    if (firstSeen || elapsedNs === 0) return;
+    const offNs = t.carryNs + elapsedNs - dOn - dRq;
+    if (offNs <= 0) {
+      t.carryNs = offNs;
+      return;
+    }
+    t.carryNs = 0;
+    // Waiting now: that wait. Running now: the wait seen before, if any.
+    let nr = t.lastNr;
+    let wchan = t.lastWchanId;
+    if (nr === RUNNING_NR) {
+      nr = prevNr === RUNNING_NR || Number.isNaN(prevNr) ? NR_SHORT_WAITS : prevNr;
+      wchan = nr === NR_SHORT_WAITS ? 0 : prevWchan;
+    }
+    this.#account(t, nr, wchan, offNs);
+  }
+
+  #noteReason(t: Tracked, nr: number, checkWchan: boolean): void {
+    if (nr === RUNNING_NR) {
+      t.lastNr = nr;
+      t.lastWchanId = 0;
+      return;
+    }
+    if (nr !== t.lastNr || checkWchan) t.lastWchanId = this.#readWchan(t);
+    t.lastNr = nr;
+  }
+
+  #account(t: Tracked, nr: number, wchanId: number, ns: number): void {
+    const v = this.#v;
+    const off = valueIndex(t.slot, F_OFFCPU);
+    v.values[off] = (v.values[off] ?? 0) + ns;
+    if (this.#o.futexNrs.includes(nr)) {
+      const fx = valueIndex(t.slot, F_FUTEX);
+      v.values[fx] = (v.values[fx] ?? 0) + ns;
+    }
+    const key = reasonKeyOf(nr, wchanId);
     const base = t.slot * REASONS_PER_SLOT;
     let i = 0;
     for (; i < REASONS_PER_SLOT - 1; i++) {
@@ -127,27 +196,22 @@ export class ThreadStateLoop {
     if (n === 0) return undefined;
     let nr: number;
     if (b[0] === RUNNING) nr = RUNNING_NR;
+    else if (b[0] === 0x2d) nr = NR_NOT_IN_SYSCALL; // "-1 ..."
     else {
-      // "-1 0" (blocked outside a syscall) or "<nr> ..."
-      let neg = false;
-      let i = 0;
-      if (b[0] === 0x2d) {
-        neg = true;
-        i = 1;
-      }
       let x = 0;
-      for (; i < n; i++) {
+      for (let i = 0; i < n; i++) {
         const c = b[i] ?? 0;
         if (c < 0x30 || c > 0x39) break;
         x = x * 10 + (c - 0x30);
       }
-      nr = neg ? -x : x;
+      nr = x;
     }
     b.fill(0);
     return nr;
   }
 
   #readWchan(t: Tracked): number {
+    if (t.wchanFd < 0) return 0;
     try {
       const n = readSync(t.wchanFd, this.#text, 0, this.#text.length, 0);
       const name = this.#text.toString('latin1', 0, n);
@@ -157,18 +221,34 @@ export class ThreadStateLoop {
     }
   }
 
-  #readSchedstat(t: Tracked): void {
+  /** [onCpuNs, runqueueNs, timeslices], also published to the table; false on failure. */
+  #readSchedstat(t: Tracked): [number, number, number] | false {
     try {
       const n = readSync(t.schedFd, this.#text, 0, this.#text.length, 0);
       const s = this.#text.toString('latin1', 0, n);
       const sp1 = s.indexOf(' ');
       const sp2 = s.indexOf(' ', sp1 + 1);
-      const oncpu = Number(s.slice(0, sp1));
-      const runq = Number(s.slice(sp1 + 1, sp2));
-      if (Number.isFinite(oncpu)) this.#v.values[valueIndex(t.slot, F_ONCPU)] = oncpu;
-      if (Number.isFinite(runq)) this.#v.values[valueIndex(t.slot, F_RUNQUEUE)] = runq;
+      const on = Number(s.slice(0, sp1));
+      const rq = Number(s.slice(sp1 + 1, sp2));
+      const slices = Number(s.slice(sp2 + 1));
+      if (!Number.isFinite(on) || !Number.isFinite(rq) || !Number.isFinite(slices)) return false;
+      this.#v.values[valueIndex(t.slot, F_ONCPU)] = on;
+      this.#v.values[valueIndex(t.slot, F_RUNQUEUE)] = rq;
+      return [on, rq, slices];
     } catch {
-      t.schedFd = closeFd(t.schedFd);
+      // ESRCH: the thread exited; otherwise fall back to sampling.
+      if (!this.#alive(t.tid)) this.#drop(t);
+      else t.schedFd = closeFd(t.schedFd);
+      return false;
+    }
+  }
+
+  #alive(tid: number): boolean {
+    try {
+      readFileSync(`${this.#o.procSelf}/task/${tid}/comm`);
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -184,21 +264,23 @@ export class ThreadStateLoop {
     for (const name of names) {
       const tid = Number(name);
       if (!Number.isSafeInteger(tid) || tid === this.#o.selfTid) continue;
-      live.add(tid);
-      const known = this.#threads.get(tid);
-      if (known) {
-        if (known.schedFd < 0 && this.#isJsThread(tid)) known.schedFd = this.#open(tid, 'schedstat');
+      if (this.#threads.has(tid)) {
+        live.add(tid);
         continue;
       }
+      if (!this.#wanted(tid)) continue;
+      live.add(tid);
       this.#track(tid);
     }
     for (const t of this.#threads.values()) if (!live.has(t.tid)) this.#drop(t);
   }
 
-  #isJsThread(tid: number): boolean {
-    if (tid === this.#o.pid) return true;
+  /** In 'app' mode: main, named workers, the libuv threadpool. */
+  #wanted(tid: number): boolean {
+    if (this.#o.threads !== 'app' || tid === this.#o.pid) return true;
     try {
-      return /^w\d+:/.test(readFileSync(`${this.#o.procSelf}/task/${tid}/comm`, 'latin1'));
+      const comm = readFileSync(`${this.#o.procSelf}/task/${tid}/comm`, 'latin1').trimEnd();
+      return comm === 'libuv-worker' || /^w\d+:/.test(comm);
     } catch {
       return false;
     }
@@ -217,9 +299,13 @@ export class ThreadStateLoop {
       slot,
       syscallFd,
       wchanFd: this.#open(tid, 'wchan'),
-      schedFd: this.#isJsThread(tid) ? this.#open(tid, 'schedstat') : -1,
+      schedFd: this.#open(tid, 'schedstat'),
       lastNr: Number.NaN,
       lastWchanId: 0,
+      lastOnNs: 0,
+      lastRqNs: 0,
+      lastSlices: -1,
+      carryNs: 0,
     };
     this.#threads.set(tid, t);
   }
@@ -263,8 +349,6 @@ export class ThreadStateLoop {
     t.schedFd = closeFd(t.schedFd);
   }
 }
-
-const RUNNING_NR = -1000;
 
 function closeFd(fd: number): number {
   if (fd >= 0) {

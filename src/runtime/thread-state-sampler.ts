@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Diagnostics } from '../core/diagnostics.js';
 import type { Arch } from './platform.js';
 import { StateReader } from './state-reader.js';
-import { H_ERRORS, H_TICKS, H_WORKER_TID, createStateViews } from './state-table.js';
+import { H_ERRORS, H_STOP, H_TICKS, H_WORKER_TID, createStateViews } from './state-table.js';
 import { futexSyscalls } from './syscalls.js';
 
 export interface ThreadStateSamplerOptions {
@@ -10,6 +10,8 @@ export interface ThreadStateSamplerOptions {
   readonly arch: Arch | undefined;
   readonly diagnostics: Diagnostics;
   readonly procSelf?: string;
+  /** 'app' (default): main, workers, threadpool; 'all': every thread. */
+  readonly threads?: 'app' | 'all';
 }
 
 export interface ThreadStateStats {
@@ -53,6 +55,7 @@ export class ThreadStateSampler {
             pid: process.pid,
             procSelf: this.#o.procSelf ?? '/proc/self',
             futexNrs: futexSyscalls(this.#o.arch),
+            threads: this.#o.threads ?? 'app',
           },
           // A tiny heap: the loop allocates almost nothing.
           resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
@@ -95,7 +98,11 @@ export class ThreadStateSampler {
     this.#worker = undefined;
     if (!worker) return;
     try {
-      worker.postMessage('stop');
+      const h = this.#reader?.views.header;
+      if (h) {
+        Atomics.store(h, H_STOP, 1);
+        Atomics.notify(h, H_STOP);
+      }
       await worker.terminate();
     } catch (err) {
       this.#o.diagnostics.error('runtime.thread_state_sampler', err);

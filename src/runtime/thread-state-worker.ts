@@ -1,11 +1,14 @@
 /**
  * Entry of the thread-state sampler worker (see thread-state-sampler.ts).
- * Runs the sampling loop on a timer off the main thread and writes into the
- * shared state table; stops on a 'stop' message.
+ * Runs the sampling loop off the main thread and writes into the shared state
+ * table. It sleeps in Atomics.wait between passes rather than on a libuv
+ * timer: measured on a 2-vCPU Firecracker VM, a wake-up through the worker's
+ * event loop cost ~120 µs of CPU against ~70 µs for a bare futex wait. The
+ * main thread stops it by setting H_STOP and notifying.
  */
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { H_ERRORS, H_WORKER_TID, attachStateViews } from './state-table.js';
+import { H_ERRORS, H_STOP, H_WORKER_TID, attachStateViews } from './state-table.js';
 import { ThreadStateLoop } from './thread-state-loop.js';
 
 interface Data {
@@ -14,6 +17,7 @@ interface Data {
   pid: number;
   procSelf: string;
   futexNrs: number[];
+  threads: 'app' | 'all';
 }
 
 function selfTid(): number {
@@ -46,27 +50,28 @@ function main(): void {
     futexNrs: data.futexNrs,
     refreshEvery: passesPerSecond,
     wchanEvery: passesPerSecond,
-  });
-  const timer = setInterval(() => {
-    try {
-      loop.pass();
-    } catch {
-      Atomics.add(views.header, H_ERRORS, 1);
-    }
-    if (loop.errors > 0) {
-      Atomics.add(views.header, H_ERRORS, loop.errors);
-      loop.errors = 0;
-    }
-  }, data.intervalMs);
-  port.on('message', (m) => {
-    if (m !== 'stop') return;
-    clearInterval(timer);
-    loop.close();
-    port.close();
+    threads: data.threads,
   });
   // One pass before reporting ready, so every thread is tracked from then on.
   loop.pass();
   port.postMessage({ ready: tid });
+  // Leave the turn so the message goes out, then loop synchronously.
+  setImmediate(() => {
+    while (Atomics.wait(views.header, H_STOP, 0, data.intervalMs) !== 'not-equal') {
+      if (Atomics.load(views.header, H_STOP) !== 0) break;
+      try {
+        loop.pass();
+      } catch {
+        Atomics.add(views.header, H_ERRORS, 1);
+      }
+      if (loop.errors > 0) {
+        Atomics.add(views.header, H_ERRORS, loop.errors);
+        loop.errors = 0;
+      }
+    }
+    loop.close();
+    port.close();
+  });
 }
 
 main();

@@ -15,17 +15,17 @@ const PC = '0x7f1234567890';
 
 function fakeProc(): string {
   const root = mkdtempSync(join(tmpdir(), 'spanfuse-fakeproc-'));
-  const thread = (tid: number, syscall: string, wchan: string, comm: string): void => {
+  const thread = (tid: number, syscall: string, wchan: string, comm: string, schedstat = true): void => {
     const d = join(root, 'task', String(tid));
     mkdirSync(d, { recursive: true });
     writeFileSync(join(d, 'syscall'), syscall);
     writeFileSync(join(d, 'wchan'), wchan);
     writeFileSync(join(d, 'comm'), `${comm}\n`);
-    writeFileSync(join(d, 'schedstat'), '123456789 4242 17\n');
+    if (schedstat) writeFileSync(join(d, 'schedstat'), '123456789 4242 17\n');
   };
   thread(100, `202 ${ARG} 0x80 0x0 0x0 0x0 0x0 ${SP} ${PC}\n`, 'futex_do_wait', 'node'); // main, in futex
   thread(101, 'running\n', '0', 'node'); // on CPU
-  thread(102, `-1 ${SP} ${PC}\n`, '0', 'node'); // off CPU outside a syscall
+  thread(102, `-1 ${SP} ${PC}\n`, '0', 'node', false); // off CPU outside a syscall; no schedstat (sampled)
   thread(103, `0 0x14 ${ARG} 0xabcde 0x0 0x0 0x0 ${SP} ${PC}\n`, 'pipe_read', 'w1:io'); // worker, in read
   return root;
 }
@@ -40,6 +40,8 @@ test('the sampling loop keeps syscall numbers and wait channels, never arguments
     while (Date.now() - t0 < 5) {
       // let time pass between the two passes
     }
+    // The running thread ran the whole time; the others were not scheduled.
+    writeFileSync(join(root, 'task', '101', 'schedstat'), '10123456789 4242 18\n');
     loop.pass();
     loop.close();
     const reader = new StateReader(views);
@@ -51,7 +53,7 @@ test('the sampling loop keeps syscall numbers and wait channels, never arguments
     assert.equal(reader.futexNs(103), 0);
     assert.equal(reader.runqueueNs(100), 4242, 'schedstat read for the main thread');
     assert.equal(reader.runqueueNs(103), 4242, 'and for a worker');
-    assert.equal(reader.runqueueNs(101), undefined, 'not for other threads');
+    assert.equal(reader.runqueueNs(102), undefined, 'no schedstat, no run-queue figure');
     const reasons = (tid: number) =>
       [...(snap.get(tid)?.reasons.keys() ?? [])].map((k) => {
         const r = decodeReasonKey(k);
