@@ -198,8 +198,8 @@ export class TailSpanProcessor implements SpanProcessor {
       const open = this.#currentProfileId() ?? '';
       const stale = this.#hold.takeAllBut(new Set([open]));
       const windows = [this.#previous, agg];
-      for (const h of mine) this.#release(h, windows, undefined);
-      for (const h of stale) this.#release(h, windows, 'partial');
+      for (const h of mine) this.#releaseSafely(h, windows, undefined);
+      for (const h of stale) this.#releaseSafely(h, windows, 'partial');
       released = mine.length;
       this.#previous = agg;
     } catch (err) {
@@ -322,12 +322,15 @@ export class TailSpanProcessor implements SpanProcessor {
   }
 
   #releaseAll(entries: Held[], status: 'timeout' | 'flush' | 'shutdown'): void {
-    for (const h of entries) {
-      try {
-        this.#release(h, [this.#previous], status);
-      } catch (err) {
-        this.#fail('release', err);
-      }
+    for (const h of entries) this.#releaseSafely(h, [this.#previous], status);
+  }
+
+  /** One failing span (or a throwing downstream) must not take the others down. */
+  #releaseSafely(h: Held, windows: readonly (WindowAggregates | undefined)[], forced: string | undefined): void {
+    try {
+      this.#release(h, windows, forced);
+    } catch (err) {
+      this.#fail('release', err);
     }
   }
 

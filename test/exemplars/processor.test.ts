@@ -343,3 +343,22 @@ void test('with the export stage\'s FileExporter as retention: the window stays 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+void test('a downstream that throws on one released span does not lose the others', () => {
+  const got: string[] = [];
+  const downstream: SpanProcessor = {
+    onStart: () => undefined,
+    onEnd: (s) => {
+      if (s.name === 'bad') throw new Error('downstream broke');
+      got.push(s.name);
+    },
+    forceFlush: () => Promise.resolve(),
+    shutdown: () => Promise.resolve(),
+  };
+  const { tail, span } = setup(BUDGET_50, { downstream });
+  span('bad', 0, 70).end();
+  span('good', 0, 70).end();
+  tail.onWindowClosed(fakeWindow(ID_A, 0n, 1n, []));
+  assert.deepEqual(got, ['good']);
+  assert.equal(tail.stats().errors, 1);
+});
