@@ -70,6 +70,7 @@ export class RetryingTransport implements Transport {
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (isAborted(signal)) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(t);
