@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
+import { ROOT_CONTEXT, context } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -20,8 +21,10 @@ function burnCpu(iterations: number): number {
   return x;
 }
 
+/** CPU time of this thread where Node offers it (>= 23.9), else of the process. */
+const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.bind(process);
 function cpuNs(): number {
-  const u = process.cpuUsage();
+  const u = threadCpu !== undefined ? threadCpu() : process.cpuUsage();
   return (u.user + u.system) * 1000;
 }
 
@@ -35,6 +38,23 @@ function calibrate(targetMs: number): number {
     best = Math.min(best, cpuNs() - t);
   }
   return Math.round((targetMs * 1e6 * 10_000_000) / best);
+}
+
+/** A window as the pipeline hands it over, rebuilt from the file the exporter wrote. */
+function windowFromFile(dir: string, profileId: string, mode: WindowProfile['mode']): WindowProfile {
+  const file = readdirSync(dir).find((f) => f.includes(profileId) && f.endsWith('.pb.gz') && !f.includes('.heap.') && !f.includes('.offcpu.'));
+  assert.ok(file, `a wall profile file for ${profileId} in ${readdirSync(dir).join(', ')}`);
+  return {
+    profileId,
+    seq: 0,
+    startUnixNs: 0n,
+    endUnixNs: 0n,
+    samplingIntervalMicros: 1000,
+    mode,
+    wall: Profile.decode(gunzipSync(readFileSync(join(dir, file)))),
+    attributes: {},
+    tailSpans: [],
+  };
 }
 
 function spanAttrs(spans: readonly ReadableSpan[], name: string): ReadableSpan['attributes'] {
@@ -84,20 +104,8 @@ void test('real sampler at 1 ms: CPU burn, await sleep and Atomics.wait show in 
     await sf.flush();
 
     // The profile the spans name exists in the output ...
-    const file = readdirSync(dir).find((f) => f.includes(profileId) && f.endsWith('.pb.gz') && !f.includes('.heap.'));
-    assert.ok(file, `a wall profile file for ${profileId} in ${readdirSync(dir).join(', ')}`);
-    const wall = Profile.decode(gunzipSync(readFileSync(join(dir, file))));
-    const window: WindowProfile = {
-      profileId,
-      seq: 0,
-      startUnixNs: 0n,
-      endUnixNs: 0n,
-      samplingIntervalMicros: 1000,
-      mode: sf.mode,
-      wall,
-      attributes: {},
-      tailSpans: [],
-    };
+    const window = windowFromFile(dir, profileId, sf.mode);
+    const wall = window.wall;
     // ... and, handed to the processor as the pipeline will, releases the held spans.
     const result = tail.onWindowClosed(window);
     assert.equal(result.released, 3);
@@ -133,6 +141,32 @@ void test('real sampler at 1 ms: CPU burn, await sleep and Atomics.wait show in 
         `sleepy off-CPU ${(sleepyOff / 1e6).toFixed(1)} ms; blocked off-CPU ${(blockedOff / 1e6).toFixed(1)} ms, ` +
         `wall ${((blocked['profiler.wall.time_ns'] as number) / 1e6).toFixed(1)} ms, samples ${String(blocked['profiler.samples'])}`,
     );
+
+    // A span whose samples straddle two windows: half its burn in each.
+    const idA = sf.currentProfileId;
+    let knownLongNs = 0;
+    await tracer.startActiveSpan('long', async (span: Span) => {
+      let t = cpuNs();
+      burnCpu(Math.round(iterations * 0.6));
+      knownLongNs += cpuNs() - t;
+      // Close window A mid-span, outside the span's context so the export
+      // work is not the span's.
+      await context.with(ROOT_CONTEXT, () => sf.flush());
+      tail.onWindowClosed(windowFromFile(dir, idA, sf.mode));
+      t = cpuNs();
+      burnCpu(Math.round(iterations * 0.6));
+      knownLongNs += cpuNs() - t;
+      span.end();
+    });
+    const idB = sf.currentProfileId;
+    assert.notEqual(idA, idB);
+    await sf.flush();
+    tail.onWindowClosed(windowFromFile(dir, idB, sf.mode));
+    const long = spanAttrs(exporter.getFinishedSpans(), 'long');
+    assert.equal(long['profiler.exemplar.id'], idB);
+    const longCpu = long['profiler.cpu.time_ns'] as number;
+    assert.ok(Math.abs(longCpu - knownLongNs) <= 0.25 * knownLongNs, `straddling span: cpu.time_ns ${longCpu} vs known ${knownLongNs}`);
+    console.log(`# straddling span: known burn ${(knownLongNs / 1e6).toFixed(1)} ms, profiler.cpu.time_ns ${(longCpu / 1e6).toFixed(1)} ms`);
     await provider.shutdown();
   } finally {
     await sf.shutdown();
