@@ -53,6 +53,7 @@ export const USAGE = `usage: node dist/bench/overhead/run.js [options]
   --soak                  soak mode: one long run per config (default control,spanfuse-default
                           on node24), RSS/heap slope
   --soak-minutes N        soak length (default 30)
+  --render FILE.json      re-render a stored results file as markdown (nothing runs)
   --rounds N              interleaved rounds (default 5)
   --warmup S              warm-up seconds per run (default 10)
   --duration S            measured seconds per run (default 40)

@@ -7,7 +7,7 @@ import type { RunResult } from './run-one.js';
 import { linearRegression, spread } from './stats.js';
 import type { Slope, Spread } from './stats.js';
 
-export const METRICS = ['throughputRps', 'cpuPerRequestMicros', 'p50Ms', 'p99Ms', 'rssMb', 'heapUsedMb'] as const;
+export const METRICS = ['throughputRps', 'cpuPerRequestMicros', 'p50Ms', 'p99Ms', 'rssMb', 'heapUsedMb', 'serverCpuShare'] as const;
 export type Metric = (typeof METRICS)[number];
 
 export function metric(r: RunResult, m: Metric): number {
@@ -16,6 +16,13 @@ export function metric(r: RunResult, m: Metric): number {
       return r.load?.latencyMs.p50 ?? Number.NaN;
     case 'p99Ms':
       return r.load?.latencyMs.p99 ?? Number.NaN;
+    case 'serverCpuShare':
+      // CPU time the server got per second of wall time: ~1.0 when it had its
+      // core to itself under saturating load; lower means something else ran
+      // on that core (the throughput of that run is then not comparable).
+      return r.server === undefined || r.server.wallMs <= 0
+        ? Number.NaN
+        : (r.server.cpuUserMicros + r.server.cpuSystemMicros) / 1000 / r.server.wallMs;
     default:
       return r[m] ?? Number.NaN;
   }
@@ -29,6 +36,8 @@ export interface Row {
   readonly errors: readonly string[];
   readonly absolute: Record<Metric, Spread | null>;
   readonly ratio: Record<Metric, Spread | null>;
+  /** Paired differences to the control, in the metric's unit (MB for memory). */
+  readonly delta: Record<Metric, Spread | null>;
   readonly attribution: Spread | null;
   readonly exportsInWindow: Spread | null;
 }
@@ -43,14 +52,19 @@ export function aggregate(results: readonly RunResult[], configs: readonly strin
       const ok = mine.filter((r) => r.ok);
       const absolute = {} as Record<Metric, Spread | null>;
       const ratio = {} as Record<Metric, Spread | null>;
+      const delta = {} as Record<Metric, Spread | null>;
       for (const m of METRICS) {
         absolute[m] = spread(ok.map((r) => metric(r, m)));
         const ratios: number[] = [];
+        const deltas: number[] = [];
         for (const r of ok) {
           const c = control.get(r.round);
-          if (c !== undefined) ratios.push(metric(r, m) / metric(c, m));
+          if (c === undefined) continue;
+          ratios.push(metric(r, m) / metric(c, m));
+          deltas.push(metric(r, m) - metric(c, m));
         }
         ratio[m] = spread(ratios);
+        delta[m] = spread(deltas);
       }
       rows.push({
         config: cfg,
@@ -60,6 +74,7 @@ export function aggregate(results: readonly RunResult[], configs: readonly strin
         errors: [...new Set(mine.filter((r) => !r.ok).map((r) => r.error ?? 'unknown error'))],
         absolute,
         ratio,
+        delta,
         attribution: spread(ok.map((r) => r.attribution?.share ?? Number.NaN)),
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
       });
@@ -79,7 +94,14 @@ function ratioCell(s: Spread | null): string {
 
 function absCell(s: Spread | null, digits: number, unit: string): string {
   if (s === null) return 'n/a';
-  return `${fmt(s.median, digits)} ${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+  const u = unit === '' ? '' : ` ${unit}`;
+  return `${fmt(s.median, digits)}${u} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+}
+
+function memCell(ratio: Spread | null, delta: Spread | null): string {
+  if (ratio === null || delta === null) return 'n/a';
+  const sign = delta.median >= 0 ? '+' : '';
+  return `${ratioCell(ratio)}, ${sign}${fmt(delta.median, 1)} MB`;
 }
 
 function pctCell(s: Spread | null): string {
@@ -110,21 +132,22 @@ export function markdown(h: Header, rows: readonly Row[]): string {
   out.push('Ratios are to the control of the same round and runtime: median (min–max) over rounds.');
   out.push('Control row: absolute values. CPU/request is the server process\'s user+system CPU over the measured window divided by the requests it completed in it.');
   out.push('Attribution: share of samples inside a request\'s own uniquely named function that carry that request\'s span id.');
+  out.push('RSS and heap: ratio, then the median paired difference in MB. Server CPU share: CPU seconds the server got per wall second (≈1.00 when it had its core to itself); a run well below 1.00 lost its core to something else and its throughput and latency are not comparable, while CPU per request still is.');
   for (const rt of Object.keys(h.runtimes)) {
     out.push('', `### ${rt} (${h.runtimes[rt] ?? ''})`, '');
-    out.push('| configuration | throughput | CPU / request | p50 latency | p99 latency | RSS | heap used | attribution | exports in window | runs (failed) |');
-    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    out.push('| configuration | throughput | CPU / request | p50 latency | p99 latency | RSS | heap used | attribution | exports in window | server CPU share | runs (failed) |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of rows.filter((x) => x.runtime === rt)) {
       const a = r.absolute;
       if (r.config === 'control') {
         out.push(
-          `| control (absolute) | ${absCell(a.throughputRps, 0, 'req/s')} | ${absCell(a.cpuPerRequestMicros, 0, 'µs')} | ${absCell(a.p50Ms, 2, 'ms')} | ${absCell(a.p99Ms, 2, 'ms')} | ${absCell(a.rssMb, 1, 'MB')} | ${absCell(a.heapUsedMb, 1, 'MB')} | – | – | ${r.runs} (${r.failed}) |`,
+          `| control (absolute) | ${absCell(a.throughputRps, 0, 'req/s')} | ${absCell(a.cpuPerRequestMicros, 0, 'µs')} | ${absCell(a.p50Ms, 2, 'ms')} | ${absCell(a.p99Ms, 2, 'ms')} | ${absCell(a.rssMb, 1, 'MB')} | ${absCell(a.heapUsedMb, 1, 'MB')} | – | – | ${absCell(a.serverCpuShare, 2, '')} | ${r.runs} (${r.failed}) |`,
         );
         continue;
       }
       const q = r.ratio;
       out.push(
-        `| ${r.config} | ${ratioCell(q.throughputRps)} | ${ratioCell(q.cpuPerRequestMicros)} | ${ratioCell(q.p50Ms)} | ${ratioCell(q.p99Ms)} | ${ratioCell(q.rssMb)} | ${ratioCell(q.heapUsedMb)} | ${pctCell(r.attribution)} | ${r.exportsInWindow === null ? '–' : fmt(r.exportsInWindow.median, 0)} | ${r.runs} (${r.failed}) |`,
+        `| ${r.config} | ${ratioCell(q.throughputRps)} | ${ratioCell(q.cpuPerRequestMicros)} | ${ratioCell(q.p50Ms)} | ${ratioCell(q.p99Ms)} | ${memCell(q.rssMb, r.delta.rssMb)} | ${memCell(q.heapUsedMb, r.delta.heapUsedMb)} | ${pctCell(r.attribution)} | ${r.exportsInWindow === null ? '–' : fmt(r.exportsInWindow.median, 0)} | ${absCell(a.serverCpuShare, 2, '')} | ${r.runs} (${r.failed}) |`,
       );
     }
   }

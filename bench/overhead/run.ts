@@ -62,7 +62,25 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return [...xs.slice(k), ...xs.slice(0, k)];
 }
 
+/** `run.js --render results.json`: re-render a stored run with this version's report. */
+async function render(file: string): Promise<void> {
+  const { readFile } = await import('node:fs/promises');
+  const data = JSON.parse(await readFile(file, 'utf8')) as { header: Header; results: RunResult[]; soak?: unknown };
+  if (data.soak !== undefined) {
+    process.stdout.write(soakMarkdown(data.header, data.results.map(soakRow)));
+    return;
+  }
+  const configs = [...new Set(data.results.map((r) => r.config))];
+  const rts = Object.keys(data.header.runtimes);
+  process.stdout.write(markdown(data.header, aggregate(data.results, configs, rts)));
+}
+
 async function main(): Promise<void> {
+  const ri = process.argv.indexOf('--render');
+  if (ri >= 0) {
+    await render(process.argv[ri + 1] ?? '');
+    return;
+  }
   const o: Options = parseOptions(process.argv.slice(2));
   if (o.pin) {
     // The harness (and the sinks it hosts) shares the load generator's core,
