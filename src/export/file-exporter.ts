@@ -28,7 +28,7 @@ export interface FileExporterOptions {
   readonly maxFiles?: number;
   /** Retention: at most this many bytes of files in `dir` (default 256 MiB). */
   readonly maxBytes?: number;
-  /** Windows waiting to be written; the oldest is dropped beyond this (default 16). */
+  /** Windows waiting to be written; the oldest is dropped beyond this (default 4: windows are large). */
   readonly maxQueuedWindows?: number;
   /** Distinct pinned profile ids kept at most (default 10000). */
   readonly maxPins?: number;
@@ -76,7 +76,7 @@ export class FileExporter implements ProfileExporter {
       maxBytes: options.maxBytes ?? 256 * MiB,
     });
     this.#lane = new Lane(
-      { maxItems: options.maxQueuedWindows ?? 16, maxBytes: Number.MAX_SAFE_INTEGER },
+      { maxItems: options.maxQueuedWindows ?? 4, maxBytes: Number.MAX_SAFE_INTEGER },
       (w) => this.#write(w),
     );
   }

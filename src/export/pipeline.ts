@@ -93,6 +93,31 @@ export class ExportPipeline {
   }
 
   /**
+   * Keep the window `profileId` out of every exporter's retention (files)
+   * until `unpin`: call it when a tail span points at the window, unpin once
+   * the span was exported. Counted per call (pin twice, unpin twice).
+   */
+  pin(profileId: string): void {
+    for (const e of this.#exporters) {
+      try {
+        e.pin?.(profileId);
+      } catch (err) {
+        this.#diagnostics.error(`export.${e.name}.pin`, err);
+      }
+    }
+  }
+
+  unpin(profileId: string): void {
+    for (const e of this.#exporters) {
+      try {
+        e.unpin?.(profileId);
+      } catch (err) {
+        this.#diagnostics.error(`export.${e.name}.pin`, err);
+      }
+    }
+  }
+
+  /**
    * For `process.exit()`: no event-loop turn is left, so the pending windows
    * and `last` are scrubbed and written synchronously by the exporters that
    * can (files); network exporters count them as dropped. The pipeline is

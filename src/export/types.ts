@@ -24,6 +24,9 @@ export interface ProfileExporter {
    * (files) implement it. Never throws; false when it failed.
    */
   writeSync?(window: WindowProfile): boolean;
+  /** Keep a window's stored data until `unpin` (files: out of retention). */
+  pin?(profileId: string): void;
+  unpin?(profileId: string): void;
   /** Exporter-specific counters (queued bytes, drops, retries ...). */
   stats?(): Readonly<Record<string, number>>;
 }

@@ -70,7 +70,7 @@ void test('heap and off-CPU profiles get their own files; otlp files when asked'
 
 void test('retention keeps the newest files within the count limit, oldest deleted first', async (t) => {
   const dir = await tempDir(t);
-  const ex = new FileExporter({ dir, maxFiles: 3, diagnostics: quiet() });
+  const ex = new FileExporter({ dir, maxFiles: 3, maxQueuedWindows: 8, diagnostics: quiet() });
   const windows = Array.from({ length: 6 }, (_, i) => handWindow(1_790_000_000_000_000_000n + BigInt(i) * 60_000_000_000n));
   const outcomes = await Promise.all(windows.map((w) => ex.export(w)));
   assert.ok(outcomes.every((o) => o.kind === 'success'));

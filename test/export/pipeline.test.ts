@@ -145,3 +145,14 @@ void test('exitSync scrubs and writes pending and last windows synchronously thr
   p.submit(handWindow());
   assert.equal(p.stats().refusedAfterShutdown, 1);
 });
+
+void test('pin/unpin reach the exporters that keep data', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'spanfuse-pin-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = new FileExporter({ dir, diagnostics: new Diagnostics(() => undefined) });
+  const p = new ExportPipeline({ exporters: [new MemoryExporter('mem'), file], diagnostics: new Diagnostics(() => undefined) });
+  p.pin('ab'.repeat(16));
+  assert.ok(file.isPinned('ab'.repeat(16)));
+  p.unpin('ab'.repeat(16));
+  assert.ok(!file.isPinned('ab'.repeat(16)));
+});
