@@ -1,12 +1,10 @@
-import { gzipSync } from 'node:zlib';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { isMainThread, threadId } from 'node:worker_threads';
-import { getNativeThreadId } from '@datadog/pprof';
+import { resolve } from 'node:path';
+import * as workerThreads from 'node:worker_threads';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ResolvedConfig } from './config/index.js';
-import { Diagnostics, describe } from './core/diagnostics.js';
+import { Diagnostics } from './core/diagnostics.js';
 import type { ContextMode, WindowProfile } from './core/window.js';
 import {
   detectContextMode,
@@ -18,8 +16,13 @@ import {
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { ThreadIdentity } from './sampler/index.js';
-import { ExportPipeline, FileExporter, windowFileName } from './export/index.js';
+import { createExporters, createScrubber, ExportPipeline, FileExporter } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
+import { TailSpanProcessor } from './exemplars/index.js';
+import type { TailStats } from './exemplars/index.js';
+import { HeapStage, addGcTotals } from './heap/index.js';
+import { currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
+import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { VERSION } from './version.js';
@@ -36,6 +39,9 @@ export interface SpanfuseStats {
   readonly outputDir: string;
   readonly export: ExportPipelineStats;
   readonly spans: { readonly written: number; readonly dropped: number } | undefined;
+  readonly tail: TailStats | undefined;
+  readonly heap: { readonly kind: string; readonly backend: string; readonly intervalBytes: number } | undefined;
+  readonly runtime: RuntimeStats | undefined;
   readonly counters: Readonly<Record<string, number>>;
 }
 
@@ -51,6 +57,13 @@ export class Spanfuse {
   readonly #pipeline: ExportPipeline;
   readonly #spansFile: JsonlSpanProcessor | undefined;
   readonly #tracing: TracingInstallation;
+  readonly #fileExporter: FileExporter | undefined;
+  readonly #heap: HeapStage | undefined;
+  readonly #runtime: RuntimeSignals | undefined;
+  /** Every TailSpanProcessor handed out; each hears of every closed window. */
+  readonly #tails: TailSpanProcessor[] = [];
+  readonly #ownTail: TailSpanProcessor | undefined;
+  #threadContext: ThreadContextPublisher | undefined;
   readonly #thread: ThreadIdentity;
   readonly #outputDir: string;
   #timer: NodeJS.Timeout | undefined;
@@ -69,7 +82,11 @@ export class Spanfuse {
     this.config = config;
     this.#outputDir = resolve(config.outputDir);
     this.mode = detectContextMode();
-    this.#thread = currentThread();
+    // Node >= 24 tells a worker its name; older versions fall back to the id.
+    const threadName = (workerThreads as { threadName?: unknown }).threadName;
+    this.#thread = currentThreadIdentity(typeof threadName === 'string' ? { name: threadName } : {});
+    // The runtime stage watches the whole process: one instance, on the main thread.
+    this.#runtime = workerThreads.isMainThread ? new RuntimeSignals(config.runtime, this.#diag) : undefined;
     this.#contextManager = new SpanfuseContextManager(this.#cache);
     this.#binder =
       this.mode === 'async-context-frame'
@@ -81,25 +98,47 @@ export class Spanfuse {
       mode: this.mode,
       thread: this.#thread,
     });
-    this.#pipeline = new ExportPipeline({
-      exporters: [new FileExporter({ dir: this.#outputDir, diagnostics: this.#diag })],
+    const exporters = createExporters(config.export, {
+      outputDir: this.#outputDir,
+      resource: config.resourceAttributes,
+      serviceName: config.serviceName,
       diagnostics: this.#diag,
     });
+    this.#fileExporter = exporters.find((e): e is FileExporter => e instanceof FileExporter);
+    this.#pipeline = new ExportPipeline({ exporters, scrubber: createScrubber(config.export), diagnostics: this.#diag });
+    this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
       ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
       : undefined;
-    const resource = resourceFromAttributes({
+    const ownProcessors: SpanProcessor[] = [this.#localRoot()];
+    const sink = this.#spansFile ?? new NoopSpanProcessor();
+    this.#ownTail = this.#newTail(sink);
+    ownProcessors.push(this.#ownTail ?? sink);
+    const resourceAttributes = {
       ...config.resourceAttributes,
       'service.name': config.serviceName,
       'telemetry.distro.name': 'spanfuse',
       'telemetry.distro.version': VERSION,
-    });
+    };
     this.#tracing = installTracing({
       contextManager: this.#contextManager,
       provideTracer: config.tracerProvider === 'auto',
-      resource,
-      spanProcessors: this.#ownProcessors(),
+      resource: resourceFromAttributes(resourceAttributes),
+      spanProcessors: ownProcessors,
     });
+    if (this.#runtime !== undefined) {
+      const runtime = this.#runtime;
+      runtime
+        .start({ resource: resourceAttributes })
+        .then(() => {
+          const tc = runtime.threadContext();
+          if (tc?.supported === true && this.mode === 'async-context-frame' && this.#shutdown === undefined) {
+            this.#threadContext = tc;
+            this.#contextManager.setThreadContext(tc);
+          }
+        })
+        .catch((err: unknown) => this.#diag.error('runtime.start', err));
+    }
   }
 
   /** Begin sampling. Called by `start()`. */
@@ -115,20 +154,39 @@ export class Spanfuse {
   }
 
   /**
-   * The span processor for an app that runs its own tracer provider: put it
-   * first in the provider's `spanProcessors` so spans get their local roots
-   * (and tail marking). It does not write `spans.jsonl`: the app exports its
-   * spans itself.
+   * The span processor for an app that runs its own tracer provider. Wrap
+   * the processor that exports your spans and put the result in the
+   * provider's `spanProcessors`:
+   * `spanProcessors: [sf.spanProcessor(new BatchSpanProcessor(exporter))]`.
+   * Every span gets its local root; spans in the latency tail of their
+   * operation are marked, held until their window closes, enriched with the
+   * figures of their samples and then passed on to `downstream`. Without
+   * `downstream`, spans are only marked (other processors see the marks).
    */
-  spanProcessor(): SpanProcessor {
-    return new LocalRootProcessor(this.#cache);
+  spanProcessor(downstream?: SpanProcessor): SpanProcessor {
+    const local = this.#localRoot();
+    const tail = this.#newTail(downstream ?? new NoopSpanProcessor());
+    return tail === undefined ? composite([local, ...(downstream ? [downstream] : [])]) : composite([local, tail]);
   }
 
-  /** Processors of the provider spanfuse installs when the app has none. */
-  #ownProcessors(): SpanProcessor[] {
-    const list: SpanProcessor[] = [this.spanProcessor()];
-    if (this.#spansFile !== undefined) list.push(this.#spansFile);
-    return list;
+  #localRoot(): LocalRootProcessor {
+    // Ended spans drop out of the thread-context record at once (OTEP-4947).
+    return new LocalRootProcessor(this.#cache, (span) => this.#threadContext?.end(span.spanContext()));
+  }
+
+  #newTail(downstream: SpanProcessor): TailSpanProcessor | undefined {
+    if (!this.config.tail.enabled) return undefined;
+    const tail = new TailSpanProcessor({
+      downstream,
+      settings: this.config.tail,
+      windowMs: this.config.windowMs,
+      currentProfileId: () => this.#sampler.currentProfileId,
+      ...(this.#runtime !== undefined ? { counters: this.#runtime.spanCounters() } : {}),
+      ...(this.#fileExporter !== undefined ? { retention: this.#fileExporter } : {}),
+      diagnostics: this.#diag,
+    });
+    this.#tails.push(tail);
+    return tail;
   }
 
   /** The context manager spanfuse registered globally. */
@@ -167,6 +225,12 @@ export class Spanfuse {
       outputDir: this.#outputDir,
       export: this.#pipeline.stats(),
       spans: this.#spansFile?.stats(),
+      tail: this.#ownTail?.stats(),
+      heap:
+        this.#heap === undefined
+          ? undefined
+          : { kind: this.#heap.sampler.kind, backend: this.#heap.sampler.backend, intervalBytes: this.#heap.sampler.intervalBytes },
+      runtime: this.#runtime?.stats(),
       counters: this.#diag.counters(),
     };
   }
@@ -175,10 +239,14 @@ export class Spanfuse {
     this.#stopTimers();
     const last = this.#collect(false);
     if (last !== undefined) this.#pipeline.submit(last);
+    this.#heap?.stop();
+    // Held tail spans go out (enriched from the last window) before the span file closes.
+    await Promise.all(this.#tails.map((t) => t.shutdown().catch((err: unknown) => this.#diag.error('tail.shutdown', err))));
     await Promise.all([
       this.#pipeline.shutdown(deadlineMs),
       this.#tracing.uninstall().catch((err: unknown) => this.#diag.error('tracing.shutdown', err)),
       this.#spansFile?.shutdown(),
+      this.#runtime?.stop().catch((err: unknown) => this.#diag.error('runtime.stop', err)),
     ]);
   }
 
@@ -187,6 +255,7 @@ export class Spanfuse {
     this.#timer = undefined;
     process.removeListener('beforeExit', this.#onBeforeExit);
     this.#contextManager.setBinder(undefined);
+    this.#contextManager.setThreadContext(undefined);
     this.#binder.disable();
   }
 
@@ -201,10 +270,33 @@ export class Spanfuse {
       if (w === undefined) return undefined;
       this.#windows++;
       this.#count(w);
+      this.#fill(w);
       return w;
     } catch (err) {
       this.#diag.error('sampler.collect', err);
       return undefined;
+    }
+  }
+
+  /** Add what the other stages know of the window; each fails on its own. */
+  #fill(w: WindowProfile): void {
+    try {
+      if (this.#runtime !== undefined) {
+        const r = this.#runtime.collectWindow(w.startUnixNs, w.endUnixNs);
+        Object.assign(w.attributes, r.attributes);
+        if (r.offCpu !== undefined) w.offCpu = r.offCpu as unknown as NonNullable<WindowProfile['offCpu']>;
+      }
+    } catch (err) {
+      this.#diag.error('runtime.window', err);
+    }
+    if (this.#heap !== undefined) this.#heap.fill(w);
+    else addGcTotals(w, this.#diag);
+    for (const t of this.#tails) {
+      try {
+        t.onWindowClosed(w);
+      } catch (err) {
+        this.#diag.error('tail.window', err);
+      }
     }
   }
 
@@ -226,26 +318,30 @@ export class Spanfuse {
     if (this.#shutdown !== undefined) return;
     this.#shutdown = Promise.resolve();
     this.#stopTimers();
-    try {
-      const w = this.#collect(false);
-      if (w !== undefined) {
-        mkdirSync(this.#outputDir, { recursive: true });
-        const bytes = gzipSync(w.wall.encode());
-        writeFileSync(join(this.#outputDir, windowFileName(w.startUnixNs, w.profileId, 'wall')), bytes);
+    const last = this.#collect(false);
+    for (const t of this.#tails) {
+      try {
+        (t as { releaseAllSync?: () => void }).releaseAllSync?.();
+      } catch (err) {
+        this.#diag.error('tail.exit', err);
       }
-    } catch (err) {
-      this.#diag.warnOnce('exit', `spanfuse: could not write the last window at exit: ${describe(err)}`);
     }
+    this.#pipeline.exitSync(last);
     this.#spansFile?.flushSync();
   }
 }
 
-function currentThread(): ThreadIdentity {
-  let tid = process.pid;
-  try {
-    tid = (getNativeThreadId as () => number)();
-  } catch {
-    // Platforms without the native id keep the process id.
-  }
-  return { tid, name: isMainThread ? 'main' : `worker-${threadId}` };
+/** Fan a span out to processors in order (the SDK's own multi-processor is internal). */
+function composite(list: SpanProcessor[]): SpanProcessor {
+  return {
+    onStart: (span, ctx) => list.forEach((p) => p.onStart(span, ctx)),
+    onEnding: (span) => list.forEach((p) => p.onEnding?.(span)),
+    onEnd: (span) => list.forEach((p) => p.onEnd(span)),
+    forceFlush: async () => {
+      await Promise.all(list.map((p) => p.forceFlush()));
+    },
+    shutdown: async () => {
+      await Promise.all(list.map((p) => p.shutdown()));
+    },
+  };
 }

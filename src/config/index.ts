@@ -1,9 +1,22 @@
 import { ConfigError } from '../core/errors.js';
 import { Problems, envBool, envInt, envKeyValues, envString, readEnv } from './env.js';
 import type { EnvSource } from './env.js';
+import { resolveExportConfig } from './export.js';
+import type { ExportOptions, ResolvedExportConfig } from './export.js';
+import { resolveHeapConfig } from './heap.js';
+import type { HeapConfig, HeapOptions } from './heap.js';
+import { parseRuntimeConfig } from './runtime.js';
+import type { RuntimeConfig, RuntimeOptions } from './runtime.js';
+import { resolveTailConfig } from './tail.js';
+import type { TailOptions } from './tail.js';
+import type { TailSettings } from '../exemplars/index.js';
 
 export { readEnv, Problems } from './env.js';
 export type { EnvSource } from './env.js';
+export type { ExportOptions, ResolvedExportConfig } from './export.js';
+export type { HeapOptions, HeapConfig } from './heap.js';
+export type { RuntimeOptions, RuntimeConfig } from './runtime.js';
+export type { TailOptions, TailRuleOptions } from './tail.js';
 
 /** Options accepted by `start()`. Every field is optional; env fills the gaps. */
 export interface SpanfuseOptions {
@@ -33,6 +46,14 @@ export interface SpanfuseOptions {
    * `auto` or `off`). Default `auto`.
    */
   tracerProvider?: 'auto' | 'off';
+  /** Where profiles go: files, OTLP, Pyroscope; retention, retry, scrubbing. */
+  export?: ExportOptions;
+  /** Tail-latency detection and span enrichment. */
+  tail?: TailOptions;
+  /** Heap and allocation profiling. */
+  heap?: HeapOptions;
+  /** Kernel/runtime signals per OS thread, context for eBPF profilers. */
+  runtime?: RuntimeOptions;
 }
 
 export interface ResolvedConfig {
@@ -46,6 +67,10 @@ export interface ResolvedConfig {
   readonly spansFile: boolean;
   readonly spansFileMaxBytes: number;
   readonly tracerProvider: 'auto' | 'off';
+  readonly export: ResolvedExportConfig;
+  readonly tail: TailSettings;
+  readonly heap: HeapConfig;
+  readonly runtime: RuntimeConfig;
 }
 
 export const DEFAULTS = {
@@ -124,6 +149,11 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     if (typeof v !== 'string') problems.add(`resourceAttributes.${k}`, 'expected a string value');
   }
 
+  const exportConfig = resolveExportConfig(options.export, env, problems);
+  const tail = resolveTailConfig(options.tail, env, problems);
+  const heap = resolveHeapConfig(options.heap, env, problems);
+  const runtime = parseRuntimeConfig(env, problems, options.runtime);
+
   if (problems.list.length > 0) throw new ConfigError(problems.list);
 
   return {
@@ -137,6 +167,10 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     spansFile,
     spansFileMaxBytes,
     tracerProvider,
+    export: exportConfig,
+    tail,
+    heap,
+    runtime,
   };
 }
 

@@ -4,3 +4,4 @@ export type { SampleContext } from './sample-context.js';
 export { FrameBinder, HookBinder } from './binder.js';
 export type { SamplerBinder } from './binder.js';
 export { SpanfuseContextManager } from './manager.js';
+export type { ThreadContextRunner } from './manager.js';

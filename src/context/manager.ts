@@ -1,9 +1,17 @@
 import { trace } from '@opentelemetry/api';
-import type { Context } from '@opentelemetry/api';
+import type { Context, SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import type { SamplerBinder } from './binder.js';
-import { NO_SPAN } from './sample-context.js';
+import { NO_SPAN, spanNameOf } from './sample-context.js';
 import type { SampleContextCache, SampleContext } from './sample-context.js';
+
+/**
+ * Publishes the active span for out-of-process profilers (OTEP-4947 thread
+ * context); the runtime stage provides it on AsyncContextFrame runtimes.
+ */
+export interface ThreadContextRunner {
+  run<T>(spanContext: SpanContext, fn: () => T, spanName?: string, localRootSpanId?: string): T;
+}
 
 /**
  * An OpenTelemetry context manager (AsyncLocalStorage based, so `await`,
@@ -13,6 +21,7 @@ import type { SampleContextCache, SampleContext } from './sample-context.js';
 export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
   readonly #cache: SampleContextCache;
   #binder: SamplerBinder | undefined;
+  #threadContext: ThreadContextRunner | undefined;
 
   constructor(cache: SampleContextCache) {
     super();
@@ -22,6 +31,11 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
   /** Attach (or detach, with undefined) the sampler binding. */
   setBinder(binder: SamplerBinder | undefined): void {
     this.#binder = binder;
+  }
+
+  /** Also publish each entered span's thread-context record (or stop, with undefined). */
+  setThreadContext(runner: ThreadContextRunner | undefined): void {
+    this.#threadContext = runner;
   }
 
   /** The SampleContext of the context active now. */
@@ -42,6 +56,9 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     // Same span as the context we are in: the sampler is already bound.
     if (span === trace.getSpan(this.active())) return super.with(context, fn, thisArg, ...args);
     const sample = span === undefined ? NO_SPAN : this.#cache.get(span);
-    return binder.run(sample, () => super.with(context, fn, thisArg, ...args));
+    const enter = (): ReturnType<F> => super.with(context, fn, thisArg, ...args);
+    const tc = this.#threadContext;
+    if (tc === undefined || span === undefined) return binder.run(sample, enter);
+    return binder.run(sample, () => tc.run(span.spanContext(), enter, spanNameOf(span), sample.localRootSpanId));
   }
 }

@@ -67,10 +67,8 @@ export class WallSampler {
     const wall = time.stop(restart, labelGenerator(this.#opts.thread));
     if (!restart) this.#running = false;
     // pprof has no attribute table: say how the labels were bound in a comment.
-    wall.comment = [
-      wall.stringTable.dedup(`profiler.context.mode=${this.#opts.mode}`),
-      wall.stringTable.dedup(`profile.id=${profileId}`),
-    ];
+    // (The profile id is in the file name.)
+    wall.comment = [wall.stringTable.dedup(`profiler.context.mode=${this.#opts.mode}`)];
     return {
       profileId,
       seq,

@@ -29,7 +29,6 @@ async function attribution(execArgv: string[]): Promise<{ tally: Tally; mode: st
     SPANFUSE_WINDOW_MS: '600000',
     GROUND_TRUTH: truthPath,
     REQUESTS: '48',
-    SEGMENT_MS: '3',
   }, 120_000);
   assert.equal(r.code, 0, `fixture failed: ${r.stderr}`);
   const { truth } = JSON.parse(readFileSync(truthPath, 'utf8')) as {
@@ -79,7 +78,7 @@ for (const variant of [
     assert.equal(mode, hasFrames ? 'async-context-frame' : 'async-hooks');
     const share = tally.right / tally.inRequest;
     const detail = JSON.stringify(tally);
-    assert.ok(tally.inRequest >= 300, `too few request samples to judge: ${detail}`);
+    assert.ok(tally.inRequest >= 150, `too few request samples to judge: ${detail}`);
     const floor = hasFrames ? 0.99 : 0.95;
     assert.ok(share >= floor, `only ${(share * 100).toFixed(2)}% labelled right (need ${floor * 100}%): ${detail}`);
     assert.ok(tally.outside >= 20, `too few samples outside spans to judge leaks: ${detail}`);
