@@ -16,7 +16,7 @@ import {
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { ThreadIdentity } from './sampler/index.js';
-import { createExporters, createScrubber, ExportPipeline, FileExporter } from './export/index.js';
+import { createExporters, createScrubber, ExportPipeline } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
 import { TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
@@ -57,7 +57,6 @@ export class Spanfuse {
   readonly #pipeline: ExportPipeline;
   readonly #spansFile: JsonlSpanProcessor | undefined;
   readonly #tracing: TracingInstallation;
-  readonly #fileExporter: FileExporter | undefined;
   readonly #heap: HeapStage | undefined;
   readonly #runtime: RuntimeSignals | undefined;
   /** Every TailSpanProcessor handed out; each hears of every closed window. */
@@ -104,7 +103,6 @@ export class Spanfuse {
       serviceName: config.serviceName,
       diagnostics: this.#diag,
     });
-    this.#fileExporter = exporters.find((e): e is FileExporter => e instanceof FileExporter);
     this.#pipeline = new ExportPipeline({ exporters, scrubber: createScrubber(config.export), diagnostics: this.#diag });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
@@ -182,7 +180,7 @@ export class Spanfuse {
       windowMs: this.config.windowMs,
       currentProfileId: () => this.#sampler.currentProfileId,
       ...(this.#runtime !== undefined ? { counters: this.#runtime.spanCounters() } : {}),
-      ...(this.#fileExporter !== undefined ? { retention: this.#fileExporter } : {}),
+      retention: this.#pipeline,
       diagnostics: this.#diag,
     });
     this.#tails.push(tail);
