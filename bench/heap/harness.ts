@@ -17,7 +17,7 @@ export interface ServiceStats {
 
 export interface Variant {
   readonly name: string;
-  readonly mode: 'off' | 'inuse' | 'alloc';
+  readonly mode: 'off' | 'inuse' | 'alloc' | 'session' | 'raw-live' | 'raw-alloc';
   readonly intervalBytes: number;
 }
 

@@ -29,10 +29,17 @@ const allVariants: Variant[] = [
   { name: 'inuse-1M', mode: 'inuse', intervalBytes: 1024 * KiB },
   { name: 'alloc-128K', mode: 'alloc', intervalBytes: 128 * KiB },
   { name: 'alloc-512K', mode: 'alloc', intervalBytes: 512 * KiB },
+  // Diagnostics, only when named with --variants.
+  { name: 'session-only', mode: 'session', intervalBytes: 0 },
+  { name: 'raw-live-512K', mode: 'raw-live', intervalBytes: 512 * KiB },
+  { name: 'raw-alloc-512K', mode: 'raw-alloc', intervalBytes: 512 * KiB },
 ];
+const DIAGNOSTIC = new Set(['session', 'raw-live', 'raw-alloc']);
 // --variants a,b picks some ('off' is always first: ratios are against it).
 const picked = arg('variants', '').split(',').filter((x) => x !== '');
-const variants = allVariants.filter((v, i) => i === 0 || picked.length === 0 || picked.includes(v.name));
+const variants = allVariants.filter(
+  (v, i) => i === 0 || (picked.length === 0 ? !DIAGNOSTIC.has(v.mode) : picked.includes(v.name)),
+);
 
 const maxEncoded = new Map<Service, number>();
 

@@ -19,7 +19,22 @@ const windowMs = Number(process.env['WINDOW_MS'] ?? 10_000);
 const diagnostics = new Diagnostics(() => undefined);
 
 let sampler: HeapSampler | undefined;
-if (mode !== 'off') {
+if (mode === 'session' || mode === 'raw-live' || mode === 'raw-alloc') {
+  // Diagnostic variants: an in-process inspector session alone, or raw
+  // inspector sampling (without / with collected objects, never collected),
+  // to tell the session's cost from the sampler's and from spanfuse's code.
+  const inspector = await import('node:inspector');
+  const session = new inspector.Session();
+  session.connect();
+  if (mode !== 'session') {
+    const collected = mode === 'raw-alloc';
+    session.post('HeapProfiler.startSampling', {
+      samplingInterval: intervalBytes,
+      includeObjectsCollectedByMajorGC: collected,
+      includeObjectsCollectedByMinorGC: collected,
+    } as object);
+  }
+} else if (mode !== 'off') {
   sampler = startHeapSampler({ intervalBytes, stackDepth: 64, allocations: mode === 'alloc' }, diagnostics);
   if (sampler === undefined) throw new Error(`heap sampler did not start: ${JSON.stringify(diagnostics.counters())}`);
 }

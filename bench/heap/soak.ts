@@ -6,7 +6,12 @@
  * JSON result.
  *
  *   node .build/heap/bench/heap/soak.js [--minutes 30 | --short] [--rate 150]
+ *        [--variants off,inuse,alloc | off,inuse-128K,inuse-512K,inuse-1M]
  *        [--out bench/results/heap-soak-NAME.json]
+ *
+ * It also gives the steadiest CPU overhead figure on a noisy machine: every
+ * variant serves the same request rate over the same minutes, so its CPU time
+ * relative to the first variant (`cpuRatio`) is the sampler's cost.
  *
  * Side by side rather than one after another so both see the same machine
  * noise; the profiler's own growth is the on slope minus the off slope.
@@ -25,11 +30,15 @@ const windowMs = Number(arg('window-ms', short ? '5000' : '60000'));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const out = arg('out', `bench/results/heap-soak-${short ? 'short-' : ''}${stamp}.json`);
 
-const variants: Variant[] = [
-  { name: 'off', mode: 'off', intervalBytes: DEFAULT_HEAP_INTERVAL_BYTES },
-  { name: 'inuse', mode: 'inuse', intervalBytes: DEFAULT_HEAP_INTERVAL_BYTES },
-  { name: 'alloc', mode: 'alloc', intervalBytes: DEFAULT_HEAP_INTERVAL_BYTES },
-];
+/** `off`, `inuse`, `alloc`, or with an interval: `inuse-128K`, `alloc-1M`. */
+function parseVariant(name: string): Variant {
+  const m = /^(off|inuse|alloc)(?:-(\d+)([KM]))?$/.exec(name);
+  if (m === null) throw new Error(`bad variant ${name}: expected off, inuse[-128K], alloc[-1M]`);
+  const size = m[2] === undefined ? DEFAULT_HEAP_INTERVAL_BYTES : Number(m[2]) * (m[3] === 'M' ? 2 ** 20 : 1024);
+  return { name, mode: m[1] as Variant['mode'], intervalBytes: size };
+}
+// The first variant is the control the CPU ratios are taken against.
+const variants: Variant[] = arg('variants', 'off,inuse,alloc').split(',').map(parseVariant);
 
 async function main(): Promise<void> {
   const services = await Promise.all(variants.map((v) => startService(v, windowMs)));
@@ -77,6 +86,8 @@ async function main(): Promise<void> {
         lastRss: last?.rss,
         lastHeapUsed: last?.heapUsed,
         cpuMicros: last?.cpuMicros,
+        // Same steady load for all, side by side: CPU used relative to the control.
+        cpuRatio: (last?.cpuMicros ?? Number.NaN) / (series[0]?.at(-1)?.stats.cpuMicros ?? Number.NaN),
         windows: last?.windows,
         lastEncodedProfileBytes: last?.encodedBytes,
         diagnostics: last?.diagnostics,
@@ -92,7 +103,7 @@ async function main(): Promise<void> {
     const h = v.heapUsedSlopeBytesPerMin;
     console.log(
       `${v.name.padEnd(6)} (${v.kind}/${v.backend}) rss slope ${(r.slope / 1024).toFixed(1)} ± ${(r.stderr / 1024).toFixed(1)} KiB/min, ` +
-        `heapUsed slope ${(h.slope / 1024).toFixed(1)} ± ${(h.stderr / 1024).toFixed(1)} KiB/min, requests ${String(v.requests)}, errors ${String(v.errors)}`,
+        `heapUsed slope ${(h.slope / 1024).toFixed(1)} ± ${(h.stderr / 1024).toFixed(1)} KiB/min, cpu x${v.cpuRatio.toFixed(3)}, requests ${String(v.requests)}, errors ${String(v.errors)}`,
     );
   }
   console.log(`wrote ${out}`);
