@@ -194,3 +194,25 @@ void test('the sliced async encoder gives the same bytes as the one-call encoder
   const sliced = await encodeOtlpRequestAsync(w, options, 7);
   assert.ok(Buffer.from(sync).equals(Buffer.from(sliced)));
 });
+
+void test('observations without a timestamp are summed into their own sample, timed ones keep theirs', () => {
+  const f = { name: 'f', file: '/srv/app/f.js', line: 1 };
+  const wall = handProfile(
+    [['wall', 'nanoseconds']],
+    [
+      { stack: [f], values: [10], labels: { 'thread.name': 'main', end_timestamp_ns: 1_790_000_000_001_000_000n } },
+      { stack: [f], values: [20], labels: { 'thread.name': 'main' } },
+      { stack: [f], values: [30], labels: { 'thread.name': 'main' } },
+    ],
+  );
+  const w = handWindow();
+  const req = decodeRequest(encodeOtlpRequest({ ...w, wall }, options));
+  const samples = req.resource_profiles[0]!.scope_profiles[0]!.profiles[0]!.samples;
+  assert.deepEqual(
+    samples.map((s) => ({ values: s.values, ts: s.timestamps_unix_nano })),
+    [
+      { values: ['10'], ts: ['1790000000001000000'] },
+      { values: ['50'], ts: [] },
+    ],
+  );
+});

@@ -60,6 +60,9 @@ export function pprofObservations(p: Profile): Map<string, string[]> {
     const type = `${s(st.type)}/${s(st.unit)}`;
     const list: string[] = [];
     out.set(type, list);
+    // Observations without a timestamp carry no per-observation identity:
+    // the OTLP encoder sums them per {stack, labels}; do the same here.
+    const untimed = new Map<string, bigint>();
     for (const sample of p.sample) {
       const v = sample.value[t] ?? 0;
       if (v === 0 || v === 0n) continue;
@@ -78,8 +81,12 @@ export function pprofObservations(p: Profile): Map<string, string[]> {
         else labels.push(`${s(l.key)}=${l.str !== 0 ? s(l.str) : String(l.num)}`);
       }
       labels.sort();
-      list.push(`${stack.join(';')}|${labels.join(',')}|${ts}|${v}`);
+      if (ts === '-') {
+        const key = `${stack.join(';')}|${labels.join(',')}|-`;
+        untimed.set(key, (untimed.get(key) ?? 0n) + BigInt(v));
+      } else list.push(`${stack.join(';')}|${labels.join(',')}|${ts}|${v}`);
     }
+    for (const [key, sum] of untimed) list.push(`${key}|${sum}`);
   });
   return out;
 }
