@@ -54,7 +54,8 @@ function load(): LibcResult {
   try {
     const lib = koffi.load('libc.so.6');
     const syscall = lib.func('long syscall(long, ...)');
-    const getrusage = lib.func('int getrusage(int, _Out_ uint8_t *buf)');
+    // Plain pointer, not _Out_: koffi then writes into the caller's buffer without a copy step.
+    const getrusage = lib.func('int getrusage(int, uint8_t *buf)');
     const mmap = lib.func('void *mmap(void *addr, size_t len, int prot, int flags, int fd, long off)');
     const madvise = lib.func('int madvise(uintptr_t addr, size_t len, int advice)');
     const prctl = lib.func('int prctl(int option, unsigned long a2, uintptr_t a3, unsigned long a4, const char *a5)');

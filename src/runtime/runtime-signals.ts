@@ -167,10 +167,13 @@ export class RuntimeSignals {
 
   /** Span counters for the main thread (see ThreadWindowCounters). */
   spanCounters(): SpanCounterSource {
+    // /proc reads per span cost ~100 µs (bench/threadstate/span-counters), so
+    // exact reads happen only through getrusage; otherwise the sampler's.
+    const exact = this.#c.spanCounters === 'syscall' && this.#counters?.source === 'getrusage';
     this.#spanSource ??= this.#started
       ? new ThreadWindowCounters({
           tid: currentTid(),
-          ...(this.#counters ? { threadCounters: this.#counters } : {}),
+          ...(exact && this.#counters ? { threadCounters: this.#counters } : {}),
           ...(this.#sampler?.reader ? { state: this.#sampler.reader } : {}),
           loop: this.#loop,
           ...(this.#hardware ? { hardware: this.#hardware } : {}),

@@ -11,7 +11,9 @@ import type { ThreadCounterReader } from './thread-stats.js';
  * These are deltas of the *thread* over the span's window: across `await`,
  * other work that ran on the same thread in between is included. Sources:
  * - context switches and page faults: getrusage(RUSAGE_THREAD) read at start
- *   and end (exact; needs koffi);
+ *   and end (exact; needs koffi; ~2-4 µs per span measured), or, in 'sampler'
+ *   mode, the sampler's last reading of the thread's /proc status and stat
+ *   (free per span, resolution one sampler interval);
  * - futex wait and run-queue delay: read from the thread-state sampler's shared
  *   table (resolution: one sampler interval);
  * - event-loop delay: the cumulative excess of the perf_hooks histogram
@@ -21,7 +23,7 @@ import type { ThreadCounterReader } from './thread-stats.js';
  */
 const I_VOL = 0;
 const I_INVOL = 1;
-const I_MINFLT = 2;
+const I_MINFLT = 2; // the sampler writes total faults here (see switchesAndFaults)
 const I_MAJFLT = 3;
 const I_FUTEX = 4;
 const I_RUNQ = 5;
@@ -30,6 +32,7 @@ const I_HW = 7;
 
 export interface SpanCounterDeps {
   readonly tid: number;
+  /** Exact reads at start and end; without it, the sampler's readings. */
   readonly threadCounters?: ThreadCounterReader;
   readonly state?: StateReader;
   readonly loop?: LoopGcMonitor;
@@ -77,7 +80,12 @@ export class ThreadWindowCounters implements SpanCounterSource {
 
   #fill(t: Float64Array): void {
     const d = this.#d;
-    if (d.threadCounters && !d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
+    if (d.threadCounters) {
+      if (!d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
+    } else if (d.state && d.state.switchesAndFaults(d.tid, t, I_VOL)) {
+      // faults land in I_MINFLT (the sampler sums minor and major)
+      t[I_MAJFLT] = 0;
+    }
     if (d.state) {
       t[I_FUTEX] = d.state.futexNs(d.tid) ?? Number.NaN;
       t[I_RUNQ] = d.state.runqueueNs(d.tid) ?? Number.NaN;

@@ -1,7 +1,10 @@
 import type { StateViews } from './state-table.js';
 import {
+  F_FAULTS,
   F_FUTEX,
+  F_IVCSW,
   F_OFFCPU,
+  F_VCSW,
   F_ONCPU,
   F_RUNQUEUE,
   MAX_SLOTS,
@@ -57,6 +60,19 @@ export class StateReader {
   runqueueNs(tid: number): number | undefined {
     const v = this.#field(tid, F_RUNQUEUE);
     return v === 0 && this.#field(tid, F_ONCPU) === 0 ? undefined : v;
+  }
+
+  /** Fills `out` [voluntary, involuntary, faults] as last read by the sampler; false if unknown. */
+  switchesAndFaults(tid: number, out: Float64Array, at: number): boolean {
+    const slot = this.#slot(tid);
+    if (slot < 0) return false;
+    const v = this.views.values;
+    const a = v[valueIndex(slot, F_VCSW)] ?? Number.NaN;
+    if (Number.isNaN(a)) return false;
+    out[at] = a;
+    out[at + 1] = v[valueIndex(slot, F_IVCSW)] ?? Number.NaN;
+    out[at + 2] = v[valueIndex(slot, F_FAULTS)] ?? Number.NaN;
+    return true;
   }
 
   snapshot(): StateSnapshot {

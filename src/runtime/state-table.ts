@@ -20,7 +20,11 @@ export const F_FUTEX = 1;
 /** schedstat, read only for JS threads (main, workers). */
 export const F_RUNQUEUE = 2;
 export const F_ONCPU = 3;
-const FIELDS = 4;
+/** /proc status and stat, read only for JS threads (main, workers); NaN elsewhere. */
+export const F_VCSW = 4;
+export const F_IVCSW = 5;
+export const F_FAULTS = 6;
+const FIELDS = 7;
 
 /** Header cells (Int32). H_STOP: set to 1 (and notified) to stop the sampler. */
 export const H_STOP = 6;
@@ -91,13 +95,20 @@ export const NR_NOT_IN_SYSCALL = -1;
 /** Off-CPU between two passes while running at both: waits too short to see. */
 export const NR_SHORT_WAITS = -2;
 
-/** Encode (syscall number, -1 or -2; wchan id) as a positive key; 0 is "empty". */
+/**
+ * Off-CPU of a thread that was running at both passes and made no voluntary
+ * switch in between, held for over a second: not waiting but not running
+ * either (hypervisor steal, or run-queue time the kernel had not accounted yet).
+ */
+export const NR_NOT_SCHEDULED = -3;
+
+/** Encode (syscall number or a pseudo number above; wchan id) as a positive key; 0 is "empty". */
 export function reasonKeyOf(syscallNr: number, wchanId: number): number {
-  return ((syscallNr + 3) << 8) | (wchanId & 0xff);
+  return ((syscallNr + 4) << 8) | (wchanId & 0xff);
 }
 
 export function decodeReasonKey(key: number): { syscallNr: number; wchanId: number } {
-  return { syscallNr: (key >> 8) - 3, wchanId: key & 0xff };
+  return { syscallNr: (key >> 8) - 4, wchanId: key & 0xff };
 }
 
 /** Writer side: store a wchan name, returning its id (0 = unknown). */

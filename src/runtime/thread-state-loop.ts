@@ -4,10 +4,14 @@ import {
   F_FUTEX,
   F_OFFCPU,
   F_ONCPU,
+  F_FAULTS,
+  F_IVCSW,
   F_RUNQUEUE,
+  F_VCSW,
   H_TICKS,
   MAX_SLOTS,
   NR_NOT_IN_SYSCALL,
+  NR_NOT_SCHEDULED,
   NR_SHORT_WAITS,
   REASONS_PER_SLOT,
   REASON_OVERFLOW,
@@ -32,6 +36,10 @@ import {
  * timeslice count unchanged) is still in the same wait, so neither file is
  * re-read for it: idle threads cost one small read per pass.
  *
+ * For JS threads (main, workers) it also publishes context switches and page
+ * faults (/proc status, stat), so span counters can be derived without a
+ * syscall on the span's thread.
+ *
  * Where schedstat is missing (kernel without CONFIG_SCHEDSTATS), the interval
  * is attributed to the sampled state instead.
  */
@@ -41,14 +49,23 @@ interface Tracked {
   syscallFd: number;
   wchanFd: number;
   schedFd: number;
+  /** JS threads only: context switches and page faults for span counters. */
+  statusFd: number;
+  statFd: number;
   /** Last syscall number seen; RUNNING_NR when running; NaN before any read. */
   lastNr: number;
   lastWchanId: number;
   lastOnNs: number;
   lastRqNs: number;
   lastSlices: number;
-  /** Negative off-CPU carried over (schedstat lags a running thread by up to a tick). */
+  /**
+   * Off-CPU not yet attributed: negative when schedstat lagged a running
+   * thread, positive while a running thread shows a gap with no voluntary
+   * switch (run-queue time is accounted only when the thread is picked).
+   */
   carryNs: number;
+  /** Voluntary context switches at the last pass (JS threads), NaN if unknown. */
+  lastVcsw: number;
 }
 
 export interface LoopOptions {
@@ -68,6 +85,7 @@ export interface LoopOptions {
 const SYSCALL_BYTES = 4;
 const RUNNING = 0x72; // 'r' of "running"
 const RUNNING_NR = -1000;
+const HOLD_LIMIT_NS = 1e9;
 
 export class ThreadStateLoop {
   readonly #v: StateViews;
@@ -76,6 +94,7 @@ export class ThreadStateLoop {
   readonly #wchanIds = new Map<string, number>();
   readonly #sys = Buffer.alloc(SYSCALL_BYTES);
   readonly #text = Buffer.alloc(64);
+  readonly #big = Buffer.alloc(2048);
   #passes = 0;
   #lastNs = 0n;
   /** Errors reading /proc, for stats. */
@@ -107,6 +126,9 @@ export class ThreadStateLoop {
   }
 
   #visit(t: Tracked, elapsedNs: number, checkWchan: boolean): void {
+    const vcsw = t.statusFd >= 0 ? this.#readSwitchesAndFaults(t) : Number.NaN;
+    const noVoluntarySwitch = vcsw === t.lastVcsw;
+    t.lastVcsw = vcsw;
     const sched = t.schedFd >= 0 ? this.#readSchedstat(t) : false;
     if (!this.#threads.has(t.tid)) return; // dropped while reading
     const firstSeen = Number.isNaN(t.lastNr);
@@ -138,6 +160,17 @@ export class ThreadStateLoop {
     const offNs = t.carryNs + elapsedNs - dOn - dRq;
     if (offNs <= 0) {
       t.carryNs = offNs;
+      return;
+    }
+    if (t.lastNr === RUNNING_NR && (prevNr === RUNNING_NR || Number.isNaN(prevNr)) && noVoluntarySwitch) {
+      // Running at both passes without waiting: hold the gap; it is usually
+      // run-queue time the next reading accounts for.
+      if (offNs < HOLD_LIMIT_NS) {
+        t.carryNs = offNs;
+        return;
+      }
+      t.carryNs = 0;
+      this.#account(t, NR_NOT_SCHEDULED, 0, offNs);
       return;
     }
     t.carryNs = 0;
@@ -210,6 +243,34 @@ export class ThreadStateLoop {
     return nr;
   }
 
+  /** Publishes switches and faults; returns voluntary switches (NaN on failure). */
+  #readSwitchesAndFaults(t: Tracked): number {
+    const v = this.#v;
+    let voluntary = Number.NaN;
+    try {
+      let n = readSync(t.statusFd, this.#big, 0, this.#big.length, 0);
+      const status = this.#big.toString('latin1', 0, n);
+      const vol = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(status);
+      const invol = /^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status);
+      if (vol && invol) {
+        voluntary = Number(vol[1]);
+        v.values[valueIndex(t.slot, F_VCSW)] = voluntary;
+        v.values[valueIndex(t.slot, F_IVCSW)] = Number(invol[1]);
+      }
+      if (t.statFd < 0) return voluntary;
+      n = readSync(t.statFd, this.#big, 0, this.#big.length, 0);
+      const stat = this.#big.toString('latin1', 0, n);
+      // After "(comm) ": state, ppid, ... minflt is the 8th field, majflt the 10th.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 10);
+      const faults = Number(f[7]) + Number(f[9]);
+      if (Number.isFinite(faults)) v.values[valueIndex(t.slot, F_FAULTS)] = faults;
+    } catch {
+      t.statusFd = closeFd(t.statusFd);
+      t.statFd = closeFd(t.statFd);
+    }
+    return voluntary;
+  }
+
   #readWchan(t: Tracked): number {
     if (t.wchanFd < 0) return 0;
     try {
@@ -264,8 +325,14 @@ export class ThreadStateLoop {
     for (const name of names) {
       const tid = Number(name);
       if (!Number.isSafeInteger(tid) || tid === this.#o.selfTid) continue;
-      if (this.#threads.has(tid)) {
+      const known = this.#threads.get(tid);
+      if (known) {
         live.add(tid);
+        // A worker names itself after it started.
+        if (known.statusFd < 0 && this.#isJsThread(tid)) {
+          known.statusFd = this.#open(tid, 'status');
+          known.statFd = this.#open(tid, 'stat');
+        }
         continue;
       }
       if (!this.#wanted(tid)) continue;
@@ -273,6 +340,15 @@ export class ThreadStateLoop {
       this.#track(tid);
     }
     for (const t of this.#threads.values()) if (!live.has(t.tid)) this.#drop(t);
+  }
+
+  #isJsThread(tid: number): boolean {
+    if (tid === this.#o.pid) return true;
+    try {
+      return /^w\d+:/.test(readFileSync(`${this.#o.procSelf}/task/${tid}/comm`, 'latin1'));
+    } catch {
+      return false;
+    }
   }
 
   /** In 'app' mode: main, named workers, the libuv threadpool. */
@@ -294,18 +370,22 @@ export class ThreadStateLoop {
       this.#releaseSlot(slot);
       return;
     }
+    const js = this.#isJsThread(tid);
     const t: Tracked = {
       tid,
       slot,
       syscallFd,
       wchanFd: this.#open(tid, 'wchan'),
       schedFd: this.#open(tid, 'schedstat'),
+      statusFd: js ? this.#open(tid, 'status') : -1,
+      statFd: js ? this.#open(tid, 'stat') : -1,
       lastNr: Number.NaN,
       lastWchanId: 0,
       lastOnNs: 0,
       lastRqNs: 0,
       lastSlices: -1,
       carryNs: 0,
+      lastVcsw: Number.NaN,
     };
     this.#threads.set(tid, t);
   }
@@ -325,6 +405,7 @@ export class ThreadStateLoop {
       if (Atomics.load(v.slotTid, i) !== 0) continue;
       // Zero the slot before it becomes visible under the new tid.
       v.values.fill(0, valueIndex(i, 0), valueIndex(i + 1, 0));
+      v.values.fill(Number.NaN, valueIndex(i, F_VCSW), valueIndex(i, F_FAULTS) + 1);
       v.reasonKey.fill(0, i * REASONS_PER_SLOT, (i + 1) * REASONS_PER_SLOT);
       v.reasonNs.fill(0, i * REASONS_PER_SLOT, (i + 1) * REASONS_PER_SLOT);
       Atomics.store(v.slotTid, i, tid);
@@ -347,6 +428,8 @@ export class ThreadStateLoop {
     t.syscallFd = closeFd(t.syscallFd);
     t.wchanFd = closeFd(t.wchanFd);
     t.schedFd = closeFd(t.schedFd);
+    t.statusFd = closeFd(t.statusFd);
+    t.statFd = closeFd(t.statFd);
   }
 }
 

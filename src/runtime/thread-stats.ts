@@ -52,11 +52,12 @@ export class ThreadCounterReader {
   readSwitchesAndFaults(out: Float64Array): boolean {
     if (this.#getrusage) {
       if (this.#getrusage(this.#rusage) !== 0) return false;
+      // Two 32-bit halves instead of BigInt: this runs twice per span.
       const dv = this.#dv;
-      out[0] = Number(dv.getBigInt64(128, true));
-      out[1] = Number(dv.getBigInt64(136, true));
-      out[2] = Number(dv.getBigInt64(64, true));
-      out[3] = Number(dv.getBigInt64(72, true));
+      out[0] = dv.getUint32(128, true) + dv.getUint32(132, true) * 0x1_0000_0000;
+      out[1] = dv.getUint32(136, true) + dv.getUint32(140, true) * 0x1_0000_0000;
+      out[2] = dv.getUint32(64, true) + dv.getUint32(68, true) * 0x1_0000_0000;
+      out[3] = dv.getUint32(72, true) + dv.getUint32(76, true) * 0x1_0000_0000;
       return true;
     }
     const c = this.#fromProc();

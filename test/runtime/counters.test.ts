@@ -37,15 +37,20 @@ for (const useKoffi of [true, false]) {
   });
 }
 
-test('span counters: present where supported, hardware ones absent with a recorded reason', { skip: !linux }, async () => {
+for (const mode of ['syscall', 'sampler'] as const) {
+test(`span counters (${mode}): present where supported, hardware ones absent with a recorded reason`, { skip: !linux }, async () => {
   const problems = new Problems();
-  const rs = new RuntimeSignals(parseRuntimeConfig({}, problems), new Diagnostics(() => undefined));
+  const rs = new RuntimeSignals(parseRuntimeConfig({}, problems, { spanCounters: mode, threadStateHz: 50 }), new Diagnostics(() => undefined));
   await rs.start();
   try {
     const src = rs.spanCounters();
     const t = src.begin();
     burn(20);
-    await new Promise((res) => setTimeout(res, 60));
+    // Long enough for several sampler passes, with real sleeps.
+    for (let i = 0; i < 5; i++) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      await new Promise((res) => setTimeout(res, 20));
+    }
     const d = src.end(t);
     for (const k of ['profiler.ctx_switches.voluntary', 'profiler.ctx_switches.involuntary', 'profiler.page_faults', 'profiler.futex.wait_ns', 'profiler.eventloop.delay_ns']) {
       assert.ok(typeof d[k] === 'number' && d[k] >= 0, `${k} = ${d[k]}`);
@@ -62,10 +67,13 @@ test('span counters: present where supported, hardware ones absent with a record
       assert.equal(w.attributes[`profiler.unsupported.${name.slice('profiler.'.length)}`], reason);
     }
     assert.ok(typeof w.attributes['runtime.gc.count'] === 'number');
+    assert.ok((d['profiler.ctx_switches.voluntary'] ?? 0) > 0, 'sleeps are voluntary switches');
+    assert.ok((d['profiler.futex.wait_ns'] ?? 0) > 0, 'Atomics.wait is a futex wait');
   } finally {
     await rs.stop();
   }
 });
+}
 
 test('runtime config: code > env > default, problems named', () => {
   const p = new Problems();
