@@ -125,17 +125,13 @@ export class Spanfuse {
       spanProcessors: ownProcessors,
     });
     if (this.#runtime !== undefined) {
-      const runtime = this.#runtime;
-      runtime
-        .start({ resource: resourceAttributes })
-        .then(() => {
-          const tc = runtime.threadContext();
-          if (tc?.supported === true && this.mode === 'async-context-frame' && this.#shutdown === undefined) {
-            this.#threadContext = tc;
-            this.#contextManager.setThreadContext(tc);
-          }
-        })
-        .catch((err: unknown) => this.#diag.error('runtime.start', err));
+      // start() publishes the contexts synchronously, then starts its threads.
+      this.#runtime.start({ resource: resourceAttributes }).catch((err: unknown) => this.#diag.error('runtime.start', err));
+      const tc = this.#runtime.threadContext();
+      if (tc?.supported === true && this.mode === 'async-context-frame') {
+        this.#threadContext = tc;
+        this.#contextManager.setThreadContext(tc);
+      }
     }
   }
 

@@ -56,7 +56,11 @@ export class ThreadStateSampler {
             procSelf: this.#o.procSelf ?? '/proc/self',
             futexNrs: futexSyscalls(this.#o.arch),
             threads: this.#o.threads ?? 'app',
+            spanfuseInternal: true,
           },
+          // Not the app's preload flags: `--import spanfuse/register` here
+          // would start a whole profiler inside this tiny worker.
+          execArgv: [],
           // A tiny heap: the loop allocates almost nothing.
           resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
           stdout: false,

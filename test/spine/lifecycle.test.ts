@@ -152,3 +152,26 @@ test('worker threads are profiled too: their samples carry their own span and OS
   }
   assert.ok(seen.main >= 20 && seen.worker >= 20, `samples per thread: ${JSON.stringify(seen)}`);
 });
+
+test('out-of-process context: the active span is readable from the OTEP-4947 record (AsyncContextFrame runtimes)', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('thread-ctx-app')], { SPANFUSE_OUTPUT_DIR: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as {
+    traceId: string;
+    spanId: string;
+    bytes: string;
+    otelCtxMapped: boolean;
+    threadContext: string;
+    mode: string;
+  };
+  assert.equal(out.otelCtxMapped, true, 'no OTEL_CTX mapping in /proc/self/maps');
+  if (out.mode === 'async-context-frame') {
+    assert.equal(out.threadContext, 'active');
+    assert.ok(out.bytes.startsWith(out.traceId + out.spanId), `record ${out.bytes} does not start with the trace and span ids`);
+  } else {
+    // No AsyncContextFrame: honestly unsupported, with the reason.
+    assert.match(out.threadContext, /AsyncContextFrame/);
+    assert.equal(out.bytes, '');
+  }
+});
