@@ -21,6 +21,12 @@ export interface TailOptions extends TailRuleOptions {
   enabled?: boolean;
   /** Observations before an operation's quantile applies (`SPANFUSE_TAIL_WARMUP`). Default 100. */
   warmup?: number;
+  /**
+   * Half-life of an observation in the running quantile, ms
+   * (`SPANFUSE_TAIL_HALF_LIFE_MS`); 0 keeps every span since start at equal
+   * weight. Default 300000 (5 minutes).
+   */
+  halfLifeMs?: number;
   /** Operations tracked; beyond, one overflow operation (`SPANFUSE_TAIL_MAX_OPERATIONS`). Default 512. */
   maxOperations?: number;
   /** Relative accuracy of the quantile sketches. Default 0.01. */
@@ -95,6 +101,11 @@ export function resolveTailConfig(options: TailOptions | undefined, env: EnvSour
     rule,
     overrides,
     warmup: int(o.warmup, 'tail.warmup', problems, COUNT) ?? envInt(env, 'SPANFUSE_TAIL_WARMUP', problems, COUNT) ?? d.warmup,
+    halfLifeMs: halfLife(
+      int(o.halfLifeMs, 'tail.halfLifeMs', problems, MS) ?? envInt(env, 'SPANFUSE_TAIL_HALF_LIFE_MS', problems, MS) ?? d.halfLifeMs,
+      o.halfLifeMs !== undefined ? 'tail.halfLifeMs' : 'SPANFUSE_TAIL_HALF_LIFE_MS',
+      problems,
+    ),
     maxOperations:
       int(o.maxOperations, 'tail.maxOperations', problems, OPS) ?? envInt(env, 'SPANFUSE_TAIL_MAX_OPERATIONS', problems, OPS) ?? d.maxOperations,
     relativeAccuracy: num(o.relativeAccuracy, 'tail.relativeAccuracy', problems, { min: 0.0001, max: 0.5 }) ?? d.relativeAccuracy,
@@ -126,6 +137,13 @@ function resolveRule(
     return { ...DEFAULT_TAIL_SETTINGS.rule, budgetMs };
   }
   return { quantile: parsed.quantile, quantileLabel: parsed.label, budgetMs };
+}
+
+/** 0 (no decay) or at least one second: decay steps follow span end seconds. */
+function halfLife(ms: number, field: string, problems: Problems): number {
+  if (ms === 0 || ms >= 1000) return ms;
+  problems.add(field, `expected 0 (no decay) or at least 1000 ms, got ${ms}`);
+  return DEFAULT_TAIL_SETTINGS.halfLifeMs;
 }
 
 function bool(v: unknown, field: string, problems: Problems): boolean | undefined {

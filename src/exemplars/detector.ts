@@ -27,9 +27,12 @@ export class TailDetector {
     this.#overflow = this.#create(OVERFLOW_OPERATION, settings.rule);
   }
 
-  /** Record one ended span; returns a verdict when it lands in the tail. */
-  observe(name: string, kind: SpanKind, route: string | undefined, durationMs: number): TailVerdict | undefined {
-    return this.operation(name, kind, route).observe(durationMs);
+  /**
+   * Record one ended span; returns a verdict when it lands in the tail.
+   * `endS` (Unix seconds of the span's end) drives the sketches' decay.
+   */
+  observe(name: string, kind: SpanKind, route: string | undefined, durationMs: number, endS = 0): TailVerdict | undefined {
+    return this.operation(name, kind, route).observe(durationMs, endS);
   }
 
   /** The operation a span belongs to (created on first sight, or the overflow one). */
@@ -98,6 +101,6 @@ export class TailDetector {
 
   #create(key: string, rule: TailRule): Operation {
     const s = this.#settings;
-    return new Operation(key, rule, s.warmup, s.relativeAccuracy, s.maxBins);
+    return new Operation(key, rule, s.warmup, s.relativeAccuracy, s.maxBins, s.halfLifeMs);
   }
 }

@@ -239,7 +239,13 @@ export class TailSpanProcessor implements SpanProcessor {
     if (!this.#settings.enabled) return;
     const durationNs = hrNs(span.duration);
     const route = span.attributes['http.route'];
-    const verdict = this.#detector.observe(span.name, span.kind, typeof route === 'string' ? route : undefined, durationNs / 1e6);
+    const verdict = this.#detector.observe(
+      span.name,
+      span.kind,
+      typeof route === 'string' ? route : undefined,
+      durationNs / 1e6,
+      span.endTime[0],
+    );
     if (verdict === undefined) return;
     // Counters are read at the end only for tail spans, the only ones that
     // carry them: a source's end() may cost a syscall, and skipping it for

@@ -7,6 +7,7 @@ export const DEFAULT_TAIL_SETTINGS: TailSettings = {
   rule: DEFAULT_TAIL_RULE,
   overrides: new Map(),
   warmup: 100,
+  halfLifeMs: 300_000,
   maxOperations: 512,
   relativeAccuracy: 0.01,
   // 512 buckets at 1% cover a ratio of about e^10 (e.g. 0.1 ms to 2.7 s)

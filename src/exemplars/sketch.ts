@@ -213,6 +213,23 @@ export class LogSketch {
     this.#tValid = true;
   }
 
+  /**
+   * Multiply every count by `factor` in (0, 1]: older observations weigh
+   * less than the ones that follow (exponential decay). Ranks become
+   * weighted; the relative-error guarantee holds for the weighted quantile.
+   */
+  scale(factor: number): void {
+    if (!(factor > 0 && factor <= 1) || factor === 1) return;
+    this.#count *= factor;
+    this.#zeroCount *= factor;
+    const bins = this.#bins;
+    if (bins === undefined) return;
+    for (let i = 0; i < bins.length; i++) bins[i]! *= factor;
+    // Sums rebuilt from the scaled buckets, and the tracked position found
+    // again, so no rounding drift between the two.
+    this.#rebuildBlocks();
+  }
+
   /** Representative value of bucket `key`. */
   valueOfKey(key: number): number {
     return Math.exp(key * this.#lnGamma) * this.#valueFactor;

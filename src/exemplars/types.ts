@@ -25,6 +25,12 @@ export interface TailSettings {
   readonly overrides: ReadonlyMap<string, TailRule>;
   /** Observations an operation needs before its quantile threshold applies. */
   readonly warmup: number;
+  /**
+   * Half-life of an observation in an operation's sketch, in ms: the
+   * running quantile weighs recent spans more (0: all spans since start
+   * weigh the same).
+   */
+  readonly halfLifeMs: number;
   /** Distinct operations tracked; the rest share one overflow operation. */
   readonly maxOperations: number;
   /** Relative accuracy of each operation's quantile sketch, e.g. 0.01. */

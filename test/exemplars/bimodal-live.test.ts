@@ -88,7 +88,8 @@ async function run(
 
 void test('bimodal HTTP route, p99 mode: >= 99% of slow requests marked; agreement with the exact quantile outside the error band', async (t) => {
   const problems = new Problems();
-  const settings = resolveTailConfig(undefined, { SPANFUSE_TAIL_WARMUP: '100' }, problems);
+  // No decay: the offline check replays exactly the observations the sketch holds.
+  const settings = resolveTailConfig(undefined, { SPANFUSE_TAIL_WARMUP: '100', SPANFUSE_TAIL_HALF_LIFE_MS: '0' }, problems);
   assert.deepEqual(problems.list, []);
   const exporter = new InMemorySpanExporter();
   const { provider, slowIndex } = await run(settings, new SimpleSpanProcessor(exporter), REQUESTS);

@@ -16,6 +16,7 @@ void test('defaults: p99 with no budget, warm-up 100, hold bounded by window + m
   assert.deepEqual(settings.rule, { quantile: 0.99, quantileLabel: 'p99', budgetMs: undefined });
   assert.equal(settings.enabled, true);
   assert.equal(settings.warmup, 100);
+  assert.equal(settings.halfLifeMs, 300_000);
   assert.equal(settings.holdMaxDelayMs, undefined);
   assert.equal(settings.holdMarginMs, 5000);
   assert.ok(settings.holdMaxSpans > 0);
@@ -45,6 +46,9 @@ void test('code wins over env; env fills the rest', () => {
   assert.equal(settings.warmup, 7);
   assert.equal(settings.holdMaxSpans, 12);
   assert.equal(settings.holdMarginMs, 0, 'zero is expressible');
+  assert.equal(resolve(undefined, { SPANFUSE_TAIL_HALF_LIFE_MS: '0' }).settings.halfLifeMs, 0, 'no decay is expressible');
+  const bad = resolve({ halfLifeMs: 500 });
+  assert.deepEqual(bad.problems.map((p) => p.field), ['tail.halfLifeMs']);
 });
 
 void test('per-operation overrides replace the global rule', () => {

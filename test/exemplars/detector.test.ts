@@ -137,3 +137,21 @@ void test('10^5 distinct span names: operations capped, the rest share the overf
   // 10^5 names of ~60 bytes each would be > 6 MB if they were kept.
   assert.ok(grown < 2 * 1024 * 1024, `heap grew by ${grown} bytes over 10^5 new names`);
 });
+
+void test('half-life: after latency improves, the running p99 follows the new regime; without decay it stays stuck high', () => {
+  const thresholdAfterShift = (halfLifeMs: number): number => {
+    const det = new TailDetector(tailSettings({ halfLifeMs }));
+    const r = rng(8);
+    const t0 = 1_700_000_000;
+    // One hour at ~50 ms, then one hour at ~10 ms; 10 spans a second.
+    for (let i = 0; i < 36_000; i++) det.observe('op', SpanKind.SERVER, undefined, 50 * Math.exp(0.1 * gaussian(r)), t0 + Math.floor(i / 10));
+    for (let i = 0; i < 36_000; i++) det.observe('op', SpanKind.SERVER, undefined, 10 * Math.exp(0.1 * gaussian(r)), t0 + 3600 + Math.floor(i / 10));
+    return det.operation('op', SpanKind.SERVER, undefined).sketch!.trackedQuantile();
+  };
+  // A p99 follows once the old regime's residual weight drops below 1%:
+  // about 6.6 half-lives. One hour is 12 half-lives of the default 5 minutes.
+  const decayed = thresholdAfterShift(300_000);
+  const cumulative = thresholdAfterShift(0);
+  assert.ok(decayed < 15, `with a 5-minute half-life the p99 is back near 10 ms: ${decayed}`);
+  assert.ok(cumulative > 40, `without decay the old 50 ms regime still owns the p99: ${cumulative}`);
+});

@@ -102,3 +102,21 @@ void test('trackedQuantile() answers exactly what quantile() answers after every
   }
   assert.ok(Number.isNaN(new LogSketch().trackedQuantile()), 'no tracked quantile given');
 });
+
+void test('scale(): quantiles keep their value, recent observations then weigh more; tracked stays equal to quantile()', () => {
+  const s = new LogSketch(0.01, 256, 0.99);
+  const r = rng(21);
+  for (let i = 0; i < 5000; i++) s.add(10 * Math.exp(0.3 * gaussian(r)));
+  const before = s.quantile(0.99);
+  s.scale(0.5);
+  assert.equal(s.quantile(0.99), before);
+  assert.equal(s.trackedQuantile(), before);
+  assert.equal(s.count, 2500);
+  for (let i = 0; i < 3000; i++) {
+    s.add(100 * Math.exp(0.3 * gaussian(r)));
+    if (i % 7 === 0) assert.equal(s.trackedQuantile(), s.quantile(0.99));
+    if (i % 500 === 0) s.scale(0.9);
+  }
+  // 3000 new values at ~100 vs the old ones weighing 2500 * decay: the median is now new.
+  assert.ok(s.quantile(0.5) > 50, `median ${s.quantile(0.5)}`);
+});
