@@ -21,7 +21,7 @@ const spans = Number(arg('spans', '20000'));
 const rounds = Number(arg('rounds', '7'));
 
 const quiet = new Diagnostics(() => undefined);
-const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems()), quiet);
+const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { spanCounters: 'syscall' }), quiet);
 await rs.start();
 const rsSampler = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { spanCounters: 'sampler' }), quiet);
 await rsSampler.start();

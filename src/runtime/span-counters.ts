@@ -15,7 +15,10 @@ import type { ThreadCounterReader } from './thread-stats.js';
  *   mode, the sampler's last reading of the thread's /proc status and stat
  *   (free per span, resolution one sampler interval);
  * - futex wait and run-queue delay: read from the thread-state sampler's shared
- *   table (resolution: one sampler interval);
+ *   table. Sampler-derived counters are present only when at least one
+ *   sampler pass fell inside the span, and then cover the sampler intervals
+ *   overlapping it (± one interval; 100 ms at the default 10 Hz): a span
+ *   shorter than that gets no such counter rather than a made-up zero;
  * - event-loop delay: the cumulative excess of the perf_hooks histogram
  *   (recorded when the loop's timer fires, so delay caused by a synchronous
  *   span shows up only if the timer fires before the span ends);
@@ -28,7 +31,8 @@ const I_MAJFLT = 3;
 const I_FUTEX = 4;
 const I_RUNQ = 5;
 const I_LOOP = 6;
-const I_HW = 7;
+const I_PASSES = 7;
+const I_HW = 8;
 
 export interface SpanCounterDeps {
   readonly tid: number;
@@ -67,12 +71,17 @@ export class ThreadWindowCounters implements SpanCounterSource {
       const d = (now[i] ?? Number.NaN) - (token[i] ?? Number.NaN);
       if (Number.isFinite(d)) out[name] = Math.max(0, Math.round(d));
     };
-    put('profiler.ctx_switches.voluntary', I_VOL);
-    put('profiler.ctx_switches.involuntary', I_INVOL);
-    const faults = (now[I_MINFLT] ?? NaN) + (now[I_MAJFLT] ?? NaN) - (token[I_MINFLT] ?? NaN) - (token[I_MAJFLT] ?? NaN);
-    if (Number.isFinite(faults)) out['profiler.page_faults'] = Math.max(0, faults);
-    put('profiler.futex.wait_ns', I_FUTEX);
-    put('profiler.runqueue.delay_ns', I_RUNQ);
+    const sampled = (now[I_PASSES] ?? 0) > (token[I_PASSES] ?? 0);
+    if (this.#d.threadCounters || sampled) {
+      put('profiler.ctx_switches.voluntary', I_VOL);
+      put('profiler.ctx_switches.involuntary', I_INVOL);
+      const faults = (now[I_MINFLT] ?? NaN) + (now[I_MAJFLT] ?? NaN) - (token[I_MINFLT] ?? NaN) - (token[I_MAJFLT] ?? NaN);
+      if (Number.isFinite(faults)) out['profiler.page_faults'] = Math.max(0, faults);
+    }
+    if (sampled) {
+      put('profiler.futex.wait_ns', I_FUTEX);
+      put('profiler.runqueue.delay_ns', I_RUNQ);
+    }
     put('profiler.eventloop.delay_ns', I_LOOP);
     for (let i = 0; i < this.#hwNames.length; i++) put(this.#hwNames[i] ?? '', I_HW + i);
     return out;
@@ -80,15 +89,12 @@ export class ThreadWindowCounters implements SpanCounterSource {
 
   #fill(t: Float64Array): void {
     const d = this.#d;
-    if (d.threadCounters) {
-      if (!d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
-    } else if (d.state && d.state.switchesAndFaults(d.tid, t, I_VOL)) {
-      // faults land in I_MINFLT (the sampler sums minor and major)
-      t[I_MAJFLT] = 0;
-    }
+    if (d.threadCounters && !d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
     if (d.state) {
-      t[I_FUTEX] = d.state.futexNs(d.tid) ?? Number.NaN;
-      t[I_RUNQ] = d.state.runqueueNs(d.tid) ?? Number.NaN;
+      t[I_PASSES] = d.state.passes();
+      // Without exact reads, switches come from the sampler; faults land in
+      // I_MINFLT (the sampler sums minor and major).
+      if (d.state.spanSnapshot(d.tid, t, I_FUTEX, !d.threadCounters, I_VOL) && !d.threadCounters) t[I_MAJFLT] = 0;
     }
     if (d.loop) t[I_LOOP] = d.loop.cumulativeDelayNs();
     if (d.hardware && d.hardware.read(this.#hw)) t.set(this.#hw, I_HW);

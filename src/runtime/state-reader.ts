@@ -7,6 +7,7 @@ import {
   F_VCSW,
   F_ONCPU,
   F_RUNQUEUE,
+  H_TICKS,
   MAX_SLOTS,
   REASONS_PER_SLOT,
   findSlot,
@@ -30,6 +31,8 @@ export type StateSnapshot = ReadonlyMap<number, ThreadStateTotals>;
 export class StateReader {
   readonly views: StateViews;
   readonly #slotHint = new Map<number, number>();
+  #lastTid = -1;
+  #lastSlot = 0;
 
   constructor(views: StateViews) {
     this.views = views;
@@ -62,16 +65,33 @@ export class StateReader {
     return v === 0 && this.#field(tid, F_ONCPU) === 0 ? undefined : v;
   }
 
-  /** Fills `out` [voluntary, involuntary, faults] as last read by the sampler; false if unknown. */
-  switchesAndFaults(tid: number, out: Float64Array, at: number): boolean {
-    const slot = this.#slot(tid);
-    if (slot < 0) return false;
+  /** Sampler passes so far. */
+  passes(): number {
+    return Atomics.load(this.views.header, H_TICKS);
+  }
+
+  /**
+   * One lookup for a span counter snapshot: writes [futexNs, runqueueNs] at
+   * `at`, and [voluntary, involuntary, faults] at `atSwitches` when
+   * `withSwitches` (NaN where unknown). False if the thread is not tracked.
+   */
+  spanSnapshot(tid: number, out: Float64Array, at: number, withSwitches: boolean, atSwitches: number): boolean {
+    let slot = this.#lastSlot;
+    if (this.#lastTid !== tid || Atomics.load(this.views.slotTid, slot) !== tid) {
+      slot = this.#slot(tid);
+      if (slot < 0) return false;
+      this.#lastTid = tid;
+      this.#lastSlot = slot;
+    }
     const v = this.views.values;
-    const a = v[valueIndex(slot, F_VCSW)] ?? Number.NaN;
-    if (Number.isNaN(a)) return false;
-    out[at] = a;
-    out[at + 1] = v[valueIndex(slot, F_IVCSW)] ?? Number.NaN;
-    out[at + 2] = v[valueIndex(slot, F_FAULTS)] ?? Number.NaN;
+    const base = valueIndex(slot, 0);
+    out[at] = v[base + F_FUTEX] ?? Number.NaN;
+    out[at + 1] = v[base + F_RUNQUEUE] ?? Number.NaN;
+    if (withSwitches) {
+      out[atSwitches] = v[base + F_VCSW] ?? Number.NaN;
+      out[atSwitches + 1] = v[base + F_IVCSW] ?? Number.NaN;
+      out[atSwitches + 2] = v[base + F_FAULTS] ?? Number.NaN;
+    }
     return true;
   }
 

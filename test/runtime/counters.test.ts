@@ -87,3 +87,18 @@ test('runtime config: code > env > default, problems named', () => {
   parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: 'fast', SPANFUSE_THREAD_CONTEXT: 'maybe' }, bad, { threadpoolSize: 0 });
   assert.deepEqual(bad.list.map((x) => x.field).sort(), ['SPANFUSE_THREAD_CONTEXT', 'SPANFUSE_THREAD_STATE_HZ', 'runtime.threadpoolSize']);
 });
+
+test('a span with no sampler pass inside gets no sampler-derived counters (absent, not zero)', { skip: !linux }, async () => {
+  const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { threadStateHz: 1 }), new Diagnostics(() => undefined));
+  await rs.start();
+  try {
+    const src = rs.spanCounters();
+    const d = src.end(src.begin());
+    for (const k of ['profiler.futex.wait_ns', 'profiler.runqueue.delay_ns', 'profiler.ctx_switches.voluntary', 'profiler.page_faults']) {
+      assert.equal(k in d, false, `${k} = ${d[k]}`);
+    }
+    assert.equal(typeof d['profiler.eventloop.delay_ns'], 'number');
+  } finally {
+    await rs.stop();
+  }
+});
