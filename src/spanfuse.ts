@@ -16,7 +16,7 @@ import {
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { ThreadIdentity } from './sampler/index.js';
-import { createExporters, createScrubber, ExportPipeline } from './export/index.js';
+import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
 import { TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
@@ -193,11 +193,18 @@ export class Spanfuse {
     return this.#sampler.currentProfileId;
   }
 
-  /** Close the current window now and wait until it and pending spans are written. */
-  async flush(): Promise<void> {
-    if (this.#shutdown !== undefined) return this.#shutdown;
+  /**
+   * Close the current window now and wait until it and the pending spans are
+   * delivered, or until `deadlineMs` passes (an exporter that keeps retrying
+   * must not hold the caller). True when everything was delivered in time.
+   */
+  async flush(deadlineMs = 10_000): Promise<boolean> {
+    if (this.#shutdown !== undefined) {
+      await this.#shutdown;
+      return true;
+    }
     this.#closeWindow(true);
-    await Promise.all([this.#pipeline.flush(), this.#spansFile?.forceFlush()]);
+    return withinDeadline(Promise.all([this.#pipeline.flush(), this.#spansFile?.forceFlush()]), deadlineMs);
   }
 
   /** Stop sampling, write the last window and pending spans. Idempotent. */

@@ -90,11 +90,13 @@ export function envKeyValues(env: EnvSource, name: string, problems: Problems): 
   const v = envString(env, name);
   if (v === undefined) return undefined;
   const out: Record<string, string> = {};
-  for (const part of v.split(',')) {
+  const parts = v.split(',');
+  for (const [i, part] of parts.entries()) {
     if (part.trim() === '') continue;
     const eq = part.indexOf('=');
     if (eq <= 0) {
-      problems.add(name, `expected key=value pairs separated by commas, got ${JSON.stringify(part.trim())}`);
+      // Entry number only: these variables carry credentials (headers).
+      problems.add(name, `expected key=value pairs separated by commas; entry ${i + 1} of ${parts.length} has no "key="`);
       continue;
     }
     const key = part.slice(0, eq).trim();

@@ -21,3 +21,4 @@ export type { Transport, TransportRequest, TransportResult } from './transport.j
 export { readPartialSuccess } from './otlp-response.js';
 export type { PartialSuccess } from './otlp-response.js';
 export type { ExportOutcome, ProfileExporter, WindowScrubber } from './types.js';
+export { withinDeadline } from './deadline.js';
