@@ -143,7 +143,8 @@ void test('bimodal HTTP route, p99 mode: >= 99% of slow requests marked; agreeme
 
 void test('SPANFUSE_TAIL_THRESHOLD_MS alone: exactly the requests above the budget are marked; the spans.jsonl writer gets them enriched', async () => {
   const problems = new Problems();
-  const settings = resolveTailConfig(undefined, { SPANFUSE_TAIL_THRESHOLD_MS: '2' }, problems);
+  // A long hold: on a loaded machine the run can outlast window + margin.
+  const settings = resolveTailConfig(undefined, { SPANFUSE_TAIL_THRESHOLD_MS: '2', SPANFUSE_TAIL_HOLD_MAX_DELAY_MS: '600000' }, problems);
   assert.deepEqual(problems.list, []);
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-tail-jsonl-'));
   try {
