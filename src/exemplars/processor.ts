@@ -276,7 +276,8 @@ export class TailSpanProcessor implements SpanProcessor {
       durationMs: durationNs / 1e6,
     });
     // An unsampled span is dropped downstream: not worth a place in the hold.
-    if ((ctx.traceFlags & TraceFlags.SAMPLED) === 0) return;
+    // After shutdown nothing would release it.
+    if ((ctx.traceFlags & TraceFlags.SAMPLED) === 0 || this.#shutdown !== undefined) return;
     if (!this.#hold.hasRoom()) {
       this.#stats.holdFull++;
       this.#diag.count('exemplars.hold_full');
