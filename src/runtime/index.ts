@@ -24,3 +24,7 @@ export { encodeProcessContext } from './proto.js';
 export type { ContextValue } from './proto.js';
 export { ThreadContextPublisher, detectThreadContext, THREAD_CONTEXT_KEYS } from './thread-context.js';
 export type { ThreadContextSupport } from './thread-context.js';
+export { createThreadSpanCounters } from './thread-span-counters.js';
+export type { ThreadSpanCounters } from './thread-span-counters.js';
+export { detectPlatform } from './platform.js';
+export type { Platform, Arch } from './platform.js';

@@ -54,7 +54,7 @@ export interface RuntimeStartOptions {
 export class RuntimeSignals {
   readonly #c: RuntimeConfig;
   readonly #diag: Diagnostics;
-  readonly platform = detectPlatform();
+  readonly platform: Platform;
   readonly inventory = new ThreadInventory();
   readonly #loop = new LoopGcMonitor();
   #sampler: ThreadStateSampler | undefined;
@@ -69,9 +69,18 @@ export class RuntimeSignals {
   #processContextResult: PublishResult | undefined;
   #threadContext: ThreadContextPublisher | undefined;
 
-  constructor(config: RuntimeConfig, diagnostics: Diagnostics) {
+  constructor(config: RuntimeConfig, diagnostics: Diagnostics, options: { platform?: Platform } = {}) {
     this.#c = config;
     this.#diag = diagnostics;
+    this.platform = options.platform ?? detectPlatform();
+  }
+
+  /**
+   * The sampler's shared table, to hand to worker threads (workerData) so
+   * they can build their own span counters with {@link createThreadSpanCounters}.
+   */
+  sharedState(): SharedArrayBuffer | undefined {
+    return this.#sampler?.reader?.views.sab;
   }
 
   /** Never throws; what cannot run is recorded in `stats()` and warned once. */
@@ -83,7 +92,9 @@ export class RuntimeSignals {
     const p = this.platform;
     if (p.unsupportedReason !== undefined) {
       this.#diag.warnOnce('runtime.platform', `spanfuse: ${p.unsupportedReason}; thread signals are off`);
-      for (const e of [...HARDWARE_EVENTS]) this.#unsupported[e.name] = p.unsupportedReason;
+      for (const name of [...HARDWARE_EVENTS.map((e) => e.name), 'profiler.futex.wait_ns', 'profiler.runqueue.delay_ns']) {
+        this.#unsupported[name] = p.unsupportedReason;
+      }
       return;
     }
     try {
