@@ -50,7 +50,9 @@ for (const shared of [false, true]) {
     await svc.close();
     heap.stop();
     if (p === undefined) throw new Error('no heap profile');
+    const t0 = performance.now();
     const ops = attributeAllocations(p, wall);
+    const ms = performance.now() - t0;
     const h = ops.find((o) => o.operation === HEAVY_OP)?.bytes ?? 0;
     const l = ops.find((o) => o.operation === LIGHT_OP)?.bytes ?? 0;
     const total = ops.reduce((a, o) => a + o.bytes, 0);
@@ -58,7 +60,8 @@ for (const shared of [false, true]) {
     rows.push(
       `run ${r}: heavy share of route bytes: attributed ${(h / (h + l)).toFixed(3)}` +
         (shared ? '' : `, by frames ${truth.toFixed(3)}`) +
-        `; heavy of all sampled ${(h / total).toFixed(3)}; heavy/light ${(h / l).toFixed(1)}`,
+        `; heavy of all sampled ${(h / total).toFixed(3)}; heavy/light ${(h / l).toFixed(1)}` +
+        `; ${p.sample.length} heap x ${wall.sample.length} wall samples in ${ms.toFixed(1)} ms`,
     );
   }
   console.log(`${shared ? 'shared code path' : 'distinct route functions'} (node ${process.version}, wall ${wallMicros} us, heap 512 KiB)`);

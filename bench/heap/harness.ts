@@ -12,6 +12,8 @@ export interface ServiceStats {
   readonly cpuMicros: number;
   readonly windows: number;
   readonly encodedBytes: number;
+  readonly gcCount: number;
+  readonly gcMs: number;
   readonly diagnostics: Record<string, number>;
 }
 

@@ -6,6 +6,7 @@
  * with memory and CPU figures.
  */
 import { createServer } from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import { Diagnostics } from '../../src/core/index.js';
@@ -38,6 +39,16 @@ if (mode === 'session' || mode === 'raw-live' || mode === 'raw-alloc') {
   sampler = startHeapSampler({ intervalBytes, stackDepth: 64, allocations: mode === 'alloc' }, diagnostics);
   if (sampler === undefined) throw new Error(`heap sampler did not start: ${JSON.stringify(diagnostics.counters())}`);
 }
+
+// GC count and pause time, the same observer in every variant.
+let gcCount = 0;
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gcCount++;
+    gcMs += e.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
 
 let windows = 0;
 let encodedBytes = 0;
@@ -101,6 +112,8 @@ process.on('message', (msg: { type: string }) => {
       cpuMicros: cpu.user + cpu.system,
       windows,
       encodedBytes,
+      gcCount,
+      gcMs,
       diagnostics: diagnostics.counters(),
     });
   } else if (msg.type === 'exit') {

@@ -89,6 +89,8 @@ async function main(): Promise<void> {
         // Same steady load for all, side by side: CPU used relative to the control.
         cpuRatio: (last?.cpuMicros ?? Number.NaN) / (series[0]?.at(-1)?.stats.cpuMicros ?? Number.NaN),
         windows: last?.windows,
+        gcCount: last?.gcCount,
+        gcMs: last?.gcMs,
         lastEncodedProfileBytes: last?.encodedBytes,
         diagnostics: last?.diagnostics,
         series: (series[i] ?? []).map((p) => [Number(p.tMin.toFixed(3)), p.stats.rss, p.stats.heapUsed]),

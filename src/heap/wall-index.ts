@@ -18,7 +18,7 @@ export interface Distribution {
 }
 
 interface WallStack {
-  readonly frames: Set<number>;
+  readonly frames: readonly number[];
   readonly operations: Map<string, number>;
   readonly spans: Map<string, number>;
 }
@@ -36,9 +36,23 @@ const add = (m: Map<string, number>, k: string, w: number): void => {
  * frame to the stacks that contain it. Answers: of the wall samples whose
  * stacks contain these frames, which operations and spans were they in?
  */
+/** A step of the memoised walk: wall stacks containing every frame so far. */
+interface PrefixNode {
+  /** Undefined at the root: no constraint yet (and nothing matched). */
+  readonly candidates: readonly number[] | undefined;
+  readonly depth: number;
+  /** Next frame -> node, or null when that frame ends the walk. */
+  readonly children: Map<number, PrefixNode | null>;
+  /** `candidates` as a set, built when first needed, shared by all children. */
+  candidateSet?: Set<number>;
+  distribution?: Distribution;
+}
+
 export class WallIndex {
   readonly #stacks: WallStack[] = [];
   readonly #byFrame = new Map<number, number[]>();
+  readonly #byFrameSet = new Map<number, Set<number>>();
+  readonly #root: PrefixNode = { candidates: undefined, depth: 0, children: new Map() };
 
   constructor(wall: Profile, interner: FrameInterner) {
     const resolve = interner.resolver(wall);
@@ -63,7 +77,7 @@ export class WallIndex {
       const key = frames.join(',');
       let stack = byKey.get(key);
       if (stack === undefined) {
-        stack = { frames: new Set(frames), operations: new Map(), spans: new Map() };
+        stack = { frames, operations: new Map(), spans: new Map() };
         byKey.set(key, stack);
       }
       const spanId = stringLabel(wall, sample, spanKey);
@@ -82,7 +96,7 @@ export class WallIndex {
       for (const f of stack.frames) {
         const list = this.#byFrame.get(f);
         if (list === undefined) this.#byFrame.set(f, [i]);
-        else list.push(i);
+        else if (list[list.length - 1] !== i) list.push(i); // recursion: once per stack
       }
     }
   }
@@ -102,35 +116,68 @@ export class WallIndex {
    * wall samples below the deepest frames both profiles agree on.
    */
   match(heapFrames: readonly number[]): Distribution {
-    let candidates: number[] | undefined;
-    let matched = 0;
+    // Heap stacks share long prefixes (event loop, framework, handler), so
+    // the walk is memoised per prefix: each (prefix, frame) step is computed
+    // once per window, and so is the distribution at each prefix.
+    let node = this.#root;
     for (const f of heapFrames) {
       if (f === NO_SCRIPT) continue;
-      const list = this.#byFrame.get(f);
-      if (list === undefined) break;
-      let next: number[];
-      if (candidates === undefined) {
-        next = list;
-      } else {
-        const inList = new Set(list);
-        next = candidates.filter((i) => inList.has(i));
+      let next = node.children.get(f);
+      if (next === undefined) {
+        const candidates = this.#narrow(node, f);
+        next = candidates === undefined ? null : { candidates, depth: node.depth + 1, children: new Map() };
+        node.children.set(f, next);
       }
-      if (next.length === 0) break;
-      candidates = next;
-      matched++;
+      if (next === null) break;
+      node = next;
     }
+    node.distribution ??= this.#distribution(node);
+    return node.distribution;
+  }
+
+  /** Candidates that also contain frame `f`; undefined when none do. */
+  #narrow(node: PrefixNode, f: number): readonly number[] | undefined {
+    const candidates = node.candidates;
+    const list = this.#byFrame.get(f);
+    if (list === undefined) return undefined;
+    if (candidates === undefined) return list;
+    // Intersect by walking the shorter list and probing the longer one.
+    let next: number[];
+    if (candidates.length <= list.length) {
+      const inList = this.#frameSet(f, list);
+      next = candidates.filter((i) => inList.has(i));
+    } else {
+      node.candidateSet ??= new Set(candidates);
+      const inCandidates = node.candidateSet;
+      next = list.filter((i) => inCandidates.has(i));
+    }
+    return next.length === 0 ? undefined : next;
+  }
+
+  #frameSet(f: number, list: readonly number[]): Set<number> {
+    let set = this.#byFrameSet.get(f);
+    if (set === undefined) {
+      set = new Set(list);
+      this.#byFrameSet.set(f, set);
+    }
+    return set;
+  }
+
+  #distribution(node: PrefixNode): Distribution {
     const operations = new Map<string, number>();
     const spans = new Map<string, number>();
     let total = 0;
-    for (const i of candidates ?? []) {
-      const stack = this.#stacks[i];
-      if (stack === undefined) continue;
-      for (const [op, w] of stack.operations) {
-        add(operations, op, w);
-        total += w;
+    if (node.candidates !== undefined) {
+      for (const i of node.candidates) {
+        const stack = this.#stacks[i];
+        if (stack === undefined) continue;
+        for (const [op, w] of stack.operations) {
+          add(operations, op, w);
+          total += w;
+        }
+        for (const [id, w] of stack.spans) add(spans, id, w);
       }
-      for (const [id, w] of stack.spans) add(spans, id, w);
     }
-    return { operations, spans, total, matchedFrames: matched };
+    return { operations, spans, total, matchedFrames: node.depth };
   }
 }
