@@ -208,6 +208,17 @@ export class TailSpanProcessor implements SpanProcessor {
     return { tailSpans, released, pendingProfileIds: this.#hold.pendingProfileIds() };
   }
 
+  /**
+   * Forward every held span now, synchronously, enriched with what is known
+   * (status `shutdown`), without flushing or shutting down downstream. For
+   * the process `exit` path, where no promise will settle. Returns how many.
+   */
+  releaseAllSync(): number {
+    const all = this.#hold.takeAll();
+    this.#releaseAll(all, 'shutdown');
+    return all.length;
+  }
+
   forceFlush(): Promise<void> {
     this.#releaseAll(this.#hold.takeAll(), 'flush');
     return this.#downstream.forceFlush();

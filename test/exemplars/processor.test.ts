@@ -362,3 +362,25 @@ void test('a downstream that throws on one released span does not lose the other
   assert.deepEqual(got, ['good']);
   assert.equal(tail.stats().errors, 1);
 });
+
+void test('releaseAllSync forwards every held span at once without touching downstream flush/shutdown', () => {
+  let flushed = 0;
+  const got: string[] = [];
+  const downstream: SpanProcessor = {
+    onStart: () => undefined,
+    onEnd: (s) => got.push(String(s.attributes['profiler.exemplar.status'])),
+    forceFlush: () => {
+      flushed++;
+      return Promise.resolve();
+    },
+    shutdown: () => Promise.resolve(),
+  };
+  const { tail, span } = setup(BUDGET_50, { downstream });
+  span('a', 0, 70).end();
+  span('b', 0, 80).end();
+  assert.equal(got.length, 0);
+  assert.equal(tail.releaseAllSync(), 2);
+  assert.deepEqual(got, ['shutdown', 'shutdown']);
+  assert.equal(flushed, 0);
+  assert.equal(tail.releaseAllSync(), 0);
+});
