@@ -166,6 +166,9 @@ export interface SoakRow {
   readonly samples: number;
   readonly rssMbPerMin: Slope | null;
   readonly heapMbPerMin: Slope | null;
+  /** The same slopes over the second half of the run only: a ramp that levels off shows here as flat. */
+  readonly lateRssMbPerMin: Slope | null;
+  readonly lateHeapMbPerMin: Slope | null;
   readonly rssStartMb: number;
   readonly rssEndMb: number;
   readonly heapStartMb: number;
@@ -181,6 +184,9 @@ export function soakRow(r: RunResult): SoakRow {
   const min = kept.map((m) => m.tMs / 60_000);
   const first = kept[0];
   const last = kept[kept.length - 1];
+  const halfMs = (r.server?.wallMs ?? 0) / 2;
+  const late = mem.filter((m) => m.tMs >= halfMs);
+  const lateMin = late.map((m) => m.tMs / 60_000);
   return {
     config: r.config,
     runtime: r.runtime,
@@ -188,6 +194,8 @@ export function soakRow(r: RunResult): SoakRow {
     samples: kept.length,
     rssMbPerMin: linearRegression(min, kept.map((m) => m.rss / 2 ** 20)),
     heapMbPerMin: linearRegression(min, kept.map((m) => m.heapUsed / 2 ** 20)),
+    lateRssMbPerMin: linearRegression(lateMin, late.map((m) => m.rss / 2 ** 20)),
+    lateHeapMbPerMin: linearRegression(lateMin, late.map((m) => m.heapUsed / 2 ** 20)),
     rssStartMb: (first?.rss ?? Number.NaN) / 2 ** 20,
     rssEndMb: (last?.rss ?? Number.NaN) / 2 ** 20,
     heapStartMb: (first?.heapUsed ?? Number.NaN) / 2 ** 20,
@@ -210,15 +218,15 @@ export function soakMarkdown(h: Header, rows: readonly SoakRow[]): string {
   out.push(`- settings: ${h.settings}`, `- command: \`${h.command}\``);
   if (h.note !== '') out.push(`- note: ${h.note}`);
   out.push('', 'Slope: least squares over memory samples taken after a forced GC, ± 2 standard errors; "flat within noise" when |slope| ≤ 2 SE.', '');
-  out.push('| configuration | runtime | minutes | samples | RSS slope | heap slope | RSS start → end | heap start → end |');
-  out.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  out.push('| configuration | runtime | minutes | samples | RSS slope | heap slope | RSS slope, 2nd half | heap slope, 2nd half | RSS start → end | heap start → end |');
+  out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
     if (r.error !== undefined) {
-      out.push(`| ${r.config} | ${r.runtime} | failed: ${r.error.split('\n')[0] ?? ''} | | | | | |`);
+      out.push(`| ${r.config} | ${r.runtime} | failed: ${r.error.split('\n')[0] ?? ''} | | | | | | | |`);
       continue;
     }
     out.push(
-      `| ${r.config} | ${r.runtime} | ${fmt(r.minutes, 1)} | ${r.samples} | ${slopeCell(r.rssMbPerMin)} | ${slopeCell(r.heapMbPerMin)} | ${fmt(r.rssStartMb, 1)} → ${fmt(r.rssEndMb, 1)} MB | ${fmt(r.heapStartMb, 1)} → ${fmt(r.heapEndMb, 1)} MB |`,
+      `| ${r.config} | ${r.runtime} | ${fmt(r.minutes, 1)} | ${r.samples} | ${slopeCell(r.rssMbPerMin)} | ${slopeCell(r.heapMbPerMin)} | ${slopeCell(r.lateRssMbPerMin)} | ${slopeCell(r.lateHeapMbPerMin)} | ${fmt(r.rssStartMb, 1)} → ${fmt(r.rssEndMb, 1)} MB | ${fmt(r.heapStartMb, 1)} → ${fmt(r.heapEndMb, 1)} MB |`,
     );
   }
   return out.join('\n') + '\n';
