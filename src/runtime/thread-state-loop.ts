@@ -126,12 +126,14 @@ export class ThreadStateLoop {
   }
 
   #visit(t: Tracked, elapsedNs: number, checkWchan: boolean): void {
-    const vcsw = t.statusFd >= 0 ? this.#readSwitchesAndFaults(t) : Number.NaN;
-    const noVoluntarySwitch = vcsw === t.lastVcsw;
-    t.lastVcsw = vcsw;
     const sched = t.schedFd >= 0 ? this.#readSchedstat(t) : false;
     if (!this.#threads.has(t.tid)) return; // dropped while reading
     const firstSeen = Number.isNaN(t.lastNr);
+    // A thread not scheduled since the last pass made no switch and no fault.
+    const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices;
+    const vcsw = t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
+    const noVoluntarySwitch = vcsw === t.lastVcsw;
+    t.lastVcsw = vcsw;
     if (!sched) {
       // No schedstat: attribute the whole interval to the sampled state.
       const nr = this.#readSyscallNr(t);
