@@ -8,6 +8,10 @@ import { readPprof, wallFiles } from '../support/pprof.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'spanfuse-life-'));
 
+// These tests judge labels, not sampling rates: a few samples of the burn are
+// enough, and a busy machine can leave a 300 ms burn with only a dozen.
+const MIN_SAMPLES = 5;
+
 /** Samples whose stack holds `frame`, by their span_id label ('' = none). */
 function samplesIn(dir: string, frame: string): Map<string, number> {
   const bySpan = new Map<string, number>();
@@ -48,7 +52,7 @@ test('--require spanfuse/register profiles a CommonJS app and provides a tracer'
     assert.ok(k in span, `spans.jsonl line lacks ${k}`);
   }
   const bySpan = samplesIn(dir, 'preload_burn');
-  assert.ok((bySpan.get(String(span['spanId'])) ?? 0) >= 20, `burn samples by span: ${JSON.stringify([...bySpan])}`);
+  assert.ok((bySpan.get(String(span['spanId'])) ?? 0) >= MIN_SAMPLES, `burn samples by span: ${JSON.stringify([...bySpan])}`);
   assert.equal(bySpan.get('') ?? 0, 0, 'burn samples without the span label');
 });
 
@@ -67,7 +71,8 @@ test('an app that registers its own tracer provider after the preload keeps its 
   const child = out.ids[1]!;
   const root = out.ids[0]!;
   const bySpan = samplesIn(dir, 'own_provider_burn');
-  assert.ok((bySpan.get(child) ?? 0) >= 20, `burn samples by span: ${JSON.stringify([...bySpan])}`);
+  assert.ok((bySpan.get(child) ?? 0) >= MIN_SAMPLES, `burn samples by span: ${JSON.stringify([...bySpan])}`);
+  assert.deepEqual([...bySpan.keys()], [child], 'burn samples without (or with another) span');
   // The child's samples name the root as local root.
   let rootLabelled = 0;
   for (const f of wallFiles(dir)) {
@@ -75,7 +80,7 @@ test('an app that registers its own tracer provider after the preload keeps its 
       if (s.labels['span_id'] === child && s.labels['local_root_span_id'] === root) rootLabelled += s.values[0] ?? 0;
     }
   }
-  assert.ok(rootLabelled >= 20, 'local_root_span_id is not the root span');
+  assert.ok(rootLabelled >= MIN_SAMPLES, 'local_root_span_id is not the root span');
 });
 
 test('process.exit() right after a span still writes the window and the span', async () => {
@@ -90,7 +95,9 @@ test('process.exit() right after a span still writes the window and the span', a
     spansOf(dir).map((s) => s['spanId']),
     [spanId],
   );
-  assert.ok((samplesIn(dir, 'exit_burn').get(spanId) ?? 0) >= 20, 'exit_burn samples missing or unlabelled');
+  const burn = samplesIn(dir, 'exit_burn');
+  assert.ok((burn.get(spanId) ?? 0) >= MIN_SAMPLES, `exit_burn samples by span: ${JSON.stringify([...burn])}`);
+  assert.deepEqual([...burn.keys()], [spanId], 'exit_burn samples without (or with another) span');
 });
 
 test('an idle app exits on its own (timers unref-ed) and leaves its window', async () => {
@@ -150,7 +157,7 @@ test('worker threads are profiled too: their samples carry their own span and OS
       }
     }
   }
-  assert.ok(seen.main >= 20 && seen.worker >= 20, `samples per thread: ${JSON.stringify(seen)}`);
+  assert.ok(seen.main >= MIN_SAMPLES && seen.worker >= MIN_SAMPLES, `samples per thread: ${JSON.stringify(seen)}`);
 });
 
 test('out-of-process context: the active span is readable from the OTEP-4947 record (AsyncContextFrame runtimes)', async () => {
