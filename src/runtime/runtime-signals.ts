@@ -99,7 +99,7 @@ export class RuntimeSignals {
     }
     try {
       if (this.#c.nameThreads) await this.inventory.nameThreadpool(this.#c.threadpoolSize);
-      else this.inventory.captureStartup();
+      else this.inventory.captureStartup({ rename: false });
     } catch (err) {
       this.#diag.error('runtime.thread_names', err);
     }

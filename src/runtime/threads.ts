@@ -34,6 +34,8 @@ export interface ThreadInfo extends ThreadIdentity {
 export const THREADPOOL_COMM = 'libuv-worker';
 const WORKER_COMM = /^w(\d+):(.*)$/;
 const COMM_MAX_BYTES = 15;
+/** Names Node 24+ gives V8's platform threads (the delayed-task one is cut to 15 bytes). */
+const V8_COMMS = new Set(['V8Worker', 'DelayedTaskSche']);
 
 /**
  * Identity of the calling thread, for the sampler's `thread.id`/`thread.name`
@@ -41,11 +43,15 @@ const COMM_MAX_BYTES = 15;
  * does not expose it inside the worker); the thread's `comm` is set to
  * `w<threadId>:<name>` so other threads and external profilers see it too.
  */
-export function currentThreadIdentity(options: { name?: string; procRoot?: string } = {}): ThreadIdentity {
+export function currentThreadIdentity(
+  options: { name?: string; procRoot?: string; rename?: boolean } = {},
+): ThreadIdentity {
   const tid = currentTid();
   if (isMainThread) return { tid, name: 'main' };
   const name = options.name !== undefined && options.name !== '' ? options.name : `worker-${threadId}`;
-  writeComm(`${options.procRoot ?? '/proc'}/thread-self/comm`, truncateComm(`w${threadId}:${options.name ?? ''}`));
+  if (options.rename !== false) {
+    writeComm(`${options.procRoot ?? '/proc'}/thread-self/comm`, truncateComm(`w${threadId}:${options.name ?? ''}`));
+  }
   return { tid, name };
 }
 
@@ -114,11 +120,15 @@ export class ThreadInventory {
    * Record the threads Node started before user code and create the libuv
    * threadpool under the name `libuv-worker`. Main thread only; idempotent.
    */
-  captureStartup(): ThreadpoolNaming {
+  captureStartup(options: { rename?: boolean } = {}): ThreadpoolNaming {
     if (this.#pool) return this.#pool;
     if (!isMainThread) return (this.#pool = { named: false, tids: [], reason: 'not on the main thread' });
     const before = new Set(taskIds(this.#procSelf));
     if (before.size === 0) return (this.#pool = { named: false, tids: [], reason: 'no /proc task list' });
+    if (options.rename === false) {
+      for (const t of before) if (t !== this.#pid) this.#startup.add(t);
+      return (this.#pool = { named: false, tids: [], reason: 'thread naming disabled by configuration' });
+    }
     const selfComm = `${this.#procSelf}/task/${this.#pid}/comm`;
     const original = readComm(selfComm);
     let renamed = false;
@@ -181,6 +191,8 @@ export class ThreadInventory {
       return { tid, name: `thread-${tid}`, kind: 'other', comm };
     }
     if (comm === THREADPOOL_COMM) return { tid, name: `libuv-worker-${tid}`, kind: 'libuv-threadpool', comm };
+    // Node 24+ names its platform threads itself.
+    if (V8_COMMS.has(comm)) return { tid, name: `${comm}-${tid}`, kind: 'v8', comm };
     if (this.#startup.has(tid)) return { tid, name: `v8-platform-${tid}`, kind: 'v8', comm };
     return { tid, name: `${comm}-${tid}`, kind: 'other', comm };
   }

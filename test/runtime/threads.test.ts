@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { ThreadInventory, currentThreadIdentity, listThreads } from '../../src/runtime/index.js';
+import type { ThreadInfo, ThreadpoolNaming } from '../../src/runtime/index.js';
 
 const linux = process.platform === 'linux';
 
@@ -62,4 +65,17 @@ test('inventory names main, a named worker and threadpool threads by OS id', { s
   } finally {
     await worker.terminate();
   }
+});
+
+test('a --require preload names the threadpool by inheritance before it exists', { skip: !linux }, () => {
+  const fixture = new URL('./fixtures/preload-names.js', import.meta.url);
+  const out = execFileSync(process.execPath, ['--require', fileURLToPath(fixture), '-e', ''], { encoding: 'utf8' });
+  const { pool, threads } = JSON.parse(out) as { pool: ThreadpoolNaming; threads: ThreadInfo[] };
+  assert.equal(pool.named, true, pool.reason);
+  const poolThreads = threads.filter((t) => t.kind === 'libuv-threadpool').map((t) => t.tid);
+  assert.deepEqual(poolThreads.sort(), [...pool.tids].sort());
+  const main = threads.find((t) => t.kind === 'main');
+  assert.ok(main);
+  assert.notEqual(main.comm, 'libuv-worker', 'main thread name restored');
+  assert.ok(threads.filter((t) => t.kind === 'v8').length >= 4, 'V8 platform threads found');
 });
