@@ -6,6 +6,7 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ResolvedConfig } from './config/index.js';
 import { Diagnostics } from './core/diagnostics.js';
 import type { ContextMode, WindowProfile } from './core/window.js';
+import type { SpanCounterSource } from './core/counters.js';
 import {
   detectContextMode,
   FrameBinder,
@@ -63,6 +64,12 @@ export class Spanfuse {
   readonly #tails: TailSpanProcessor[] = [];
   readonly #ownTail: TailSpanProcessor | undefined;
   #threadContext: ThreadContextPublisher | undefined;
+  /** The runtime's span counters, once its threads and readers are up. */
+  #spanCounters: SpanCounterSource | undefined;
+  readonly #lazyCounters: SpanCounterSource = {
+    begin: () => this.#spanCounters?.begin(),
+    end: (token) => (token === undefined || this.#spanCounters === undefined ? {} : this.#spanCounters.end(token)),
+  };
   readonly #thread: ThreadIdentity;
   readonly #outputDir: string;
   #timer: NodeJS.Timeout | undefined;
@@ -126,7 +133,13 @@ export class Spanfuse {
     });
     if (this.#runtime !== undefined) {
       // start() publishes the contexts synchronously, then starts its threads.
-      this.#runtime.start({ resource: resourceAttributes }).catch((err: unknown) => this.#diag.error('runtime.start', err));
+      const runtime = this.#runtime;
+      runtime
+        .start({ resource: resourceAttributes })
+        .then(() => {
+          this.#spanCounters = runtime.spanCounters();
+        })
+        .catch((err: unknown) => this.#diag.error('runtime.start', err));
       const tc = this.#runtime.threadContext();
       if (tc?.supported === true && this.mode === 'async-context-frame') {
         this.#threadContext = tc;
@@ -175,7 +188,7 @@ export class Spanfuse {
       settings: this.config.tail,
       windowMs: this.config.windowMs,
       currentProfileId: () => this.#sampler.currentProfileId,
-      ...(this.#runtime !== undefined ? { counters: this.#runtime.spanCounters() } : {}),
+      ...(this.#runtime !== undefined ? { counters: this.#lazyCounters } : {}),
       retention: this.#pipeline,
       diagnostics: this.#diag,
     });
