@@ -26,6 +26,10 @@ const require = createRequire(import.meta.url);
  *
  * In-process sessions answer synchronously, so no promise ever leaks into the
  * host; an answer that does not arrive synchronously is treated as a failure.
+ *
+ * Cost: V8's inspector agent runs a major GC on every profile fetch (measured
+ * on Node 20 and 24), so each `collect()` is a forced full GC; see
+ * docs/memory.md for the measured overhead. Hence opt-in.
  */
 export class InspectorHeapSampler implements HeapSampler {
   readonly backend = 'inspector' as const;
