@@ -182,3 +182,32 @@ test('out-of-process context: the active span is readable from the OTEP-4947 rec
     assert.equal(out.bytes, '');
   }
 });
+
+test('a tail span, end to end: marked, enriched, counters of its window, and its exemplar profile on disk', async () => {
+  const dir = tmp();
+  const r = await runNode(['--import', 'spanfuse/register', fixture('tail-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '1000',
+    SPANFUSE_TAIL_THRESHOLD_MS: '50',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const [span] = spansOf(dir).filter((s) => s['name'] === 'slow-op');
+  assert.ok(span, 'slow-op not in spans.jsonl');
+  const a = span['attributes'] as Record<string, unknown>;
+  assert.equal(a['profiler.tail'], true);
+  assert.equal(a['profiler.tail.threshold_ms'], 50);
+  assert.equal(a['pyroscope.profile.id'], span['spanId']);
+  const exemplar = String(a['profiler.exemplar.id']);
+  const file = wallFiles(dir).find((f) => f.includes(exemplar));
+  assert.ok(file, `no profile ${exemplar} in ${dir}`);
+  assert.ok(readPprof(file).samples.some((s) => s.labels['span_id'] === span['spanId'] && s.frames.includes('tail_burn')));
+  assert.ok(Number(a['profiler.cpu.time_ns']) > 0);
+  assert.ok(Number(a['profiler.offcpu.time_ns']) >= 50e6, `offcpu ${String(a['profiler.offcpu.time_ns'])} misses the 100 ms sleep`);
+  // Window counters of the span's thread (tier 0 works everywhere on Linux).
+  for (const k of ['profiler.ctx_switches.voluntary', 'profiler.ctx_switches.involuntary', 'profiler.page_faults', 'profiler.runqueue.delay_ns']) {
+    assert.equal(typeof a[k], 'number', `${k} missing`);
+  }
+  // This VM has no PMU: hardware counters are absent, never zero.
+  const pmu = existsSync('/sys/bus/event_source/devices/cpu');
+  if (!pmu) for (const k of ['profiler.cpu.cycles', 'profiler.instructions', 'profiler.l3.misses']) assert.equal(a[k], undefined, `${k} present without a PMU`);
+});
