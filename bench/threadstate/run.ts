@@ -32,13 +32,14 @@ interface ChildResult {
   readonly threads: number;
 }
 
-/** Half of one core on the main thread in 10 ms slices, plus threadpool I/O. */
+/**
+ * A fixed amount of work every 20 ms (about half of one core here) plus 8
+ * threadpool stats, so process CPU on vs off differs only by the sampler.
+ */
+let sink = 0;
 async function load(untilMs: number): Promise<void> {
   while (Date.now() < untilMs) {
-    const end = Date.now() + 10;
-    let x = 0;
-    while (Date.now() < end) x++;
-    if (x < 0) return;
+    for (let i = 0; i < 2_000_000; i++) sink = (sink + i) % 1_000_003;
     for (let i = 0; i < 8; i++) stat('/proc/self', () => undefined);
     await sleep(10);
   }
@@ -133,7 +134,7 @@ async function parent(): Promise<void> {
         (diff.get(v) ?? diff.set(v, []).get(v) ?? []).push((100 * (res.cpuNs / res.wallNs - off.cpuNs / off.wallNs)));
       }
     }
-    console.log(`\n${loaded ? 'under load (50% of a core on main + threadpool stats)' : 'idle'}:`);
+    console.log(`\n${loaded ? 'under load (fixed JS work every ~20 ms on main + 8 threadpool stats)' : 'idle'}:`);
     for (const v of variants.slice(1)) {
       const d = direct.get(v) ?? [];
       const x = diff.get(v) ?? [];
