@@ -76,3 +76,27 @@ void test('allocation sampler: dropped objects count, and each window starts emp
   }
   assert.deepEqual(d.counters(), {});
 });
+
+void test('allocation mode bounds memory when nobody collects: stale windows are dropped and counted', async (t) => {
+  const d = new Diagnostics(() => undefined);
+  const s = startHeapSampler({ intervalBytes: 16 * 1024, stackDepth: 64, allocations: true, maxWindowMs: 50 }, d);
+  assert.ok(s);
+  try {
+    if (s.backend !== 'inspector') {
+      t.skip(`the ${s.backend} backend resets on collect only`);
+      return;
+    }
+    allocateAndDrop(200_000);
+    // Wait for the guard timer (unref'd; polled, no timing asserted).
+    for (let i = 0; i < 200 && (d.counters()['heap.windows_dropped'] ?? 0) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok((d.counters()['heap.windows_dropped'] ?? 0) >= 1, JSON.stringify(d.counters()));
+    const p = s.collect();
+    assert.ok(p);
+    assert.ok(sumWhere(p, 'alloc_space', onStack('allocateAndDrop')) < 1024 * 1024, 'the stale window was dropped');
+  } finally {
+    s.stop();
+    retained.length = 0;
+  }
+});
