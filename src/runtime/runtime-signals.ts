@@ -64,6 +64,8 @@ export class RuntimeSignals {
   #software: PerfGroup | undefined;
   readonly #unsupported: Record<string, string> = {};
   #spanSource: SpanCounterSource | undefined;
+  /** Previous window's perf readings (main thread), by counter name. */
+  readonly #perfPrev = new Map<string, number>();
   #started = false;
   readonly #processContext = new ProcessContextPublisher();
   #processContextResult: PublishResult | undefined;
@@ -114,6 +116,9 @@ export class RuntimeSignals {
       const sw = PerfGroup.open(SOFTWARE_EVENTS);
       this.#software = sw.group;
       Object.assign(this.#unsupported, sw.unsupported);
+      // Baseline for the first window's deltas.
+      this.#perfWindow(this.#software, {});
+      this.#perfWindow(this.#hardware, {});
     } else {
       for (const e of HARDWARE_EVENTS) this.#unsupported[e.name] = 'perf events disabled by configuration';
     }
@@ -201,6 +206,8 @@ export class RuntimeSignals {
       for (const [name, reason] of Object.entries(this.#unsupported)) {
         attributes[`profiler.unsupported.${name.replace(/^profiler\./, '')}`] = reason;
       }
+      this.#perfWindow(this.#software, attributes);
+      this.#perfWindow(this.#hardware, attributes);
       const reader = this.#sampler?.reader;
       if (reader) {
         const current = reader.snapshot();
@@ -223,6 +230,19 @@ export class RuntimeSignals {
       this.#diag.error('runtime.collect_window', err);
     }
     return window;
+  }
+
+  /** Main-thread perf counter deltas over the window: `runtime.main.<counter>`. */
+  #perfWindow(group: PerfGroup | undefined, attributes: Record<string, AttributeValue>): void {
+    if (!group) return;
+    const values = new Float64Array(group.names.length);
+    if (!group.read(values)) return;
+    group.names.forEach((name, i) => {
+      const v = values[i] ?? 0;
+      const prev = this.#perfPrev.get(name);
+      this.#perfPrev.set(name, v);
+      if (prev !== undefined) attributes[`runtime.main.${name.replace(/^(profiler|perf)\./, '')}`] = Math.max(0, v - prev);
+    });
   }
 
   stats(): RuntimeStats {

@@ -67,6 +67,11 @@ test(`span counters (${mode}): present where supported, hardware ones absent wit
       assert.equal(w.attributes[`profiler.unsupported.${name.slice('profiler.'.length)}`], reason);
     }
     assert.ok(typeof w.attributes['runtime.gc.count'] === 'number');
+    if (stats.perfSoftware.includes('perf.task_clock_ns')) {
+      assert.ok(Number(w.attributes['runtime.main.task_clock_ns']) > 10e6, 'main thread burned >10 ms of task clock in the window');
+    } else {
+      assert.ok(stats.unsupported['perf.task_clock_ns'], 'software perf counters absent with a reason');
+    }
     assert.ok((d['profiler.ctx_switches.voluntary'] ?? 0) > 0, 'sleeps are voluntary switches');
     assert.ok((d['profiler.futex.wait_ns'] ?? 0) > 0, 'Atomics.wait is a futex wait');
   } finally {
