@@ -7,8 +7,9 @@ export const ATTR_PYROSCOPE_PROFILE_ID = 'pyroscope.profile.id';
 /**
  * How complete the sample figures are: `complete`, `partial` (the span began
  * before the oldest window still known), `hold_full`, `timeout` (its window
- * never closed in time), `shutdown` / `flush` (released early), or
- * `no_profile` (no window was open when it ended).
+ * never closed in time), `shutdown` / `flush` (released early),
+ * `no_profile` (no window was open when it ended), or `error` (computing the
+ * figures failed; counted).
  */
 export const ATTR_EXEMPLAR_STATUS = 'profiler.exemplar.status';
 

@@ -63,6 +63,7 @@ export function writeFigures(
   durationNs: number,
   hasCpu: boolean,
   topFrames: number,
+  scrub: (text: string) => string = identity,
 ): void {
   out[prefix + FIG_SAMPLES] = f.samples;
   out[prefix + FIG_WALL] = Math.round(f.wallNs);
@@ -71,8 +72,10 @@ export function writeFigures(
     out[prefix + FIG_CPU] = Math.round(f.cpuNs);
     out[prefix + FIG_OFFCPU] = Math.max(0, Math.round(durationNs - f.cpuNs));
   }
-  if (topFrames > 0 && f.frames.size > 0) out[prefix + FIG_TOP_FRAMES] = top(f.frames, topFrames);
+  if (topFrames > 0 && f.frames.size > 0) out[prefix + FIG_TOP_FRAMES] = top(f.frames, topFrames).map(scrub);
 }
+
+const identity = (text: string): string => text;
 
 /** `name (file:line) 62%`, the most sampled leaf frames first. */
 function top(frames: ReadonlyMap<string, number>, n: number): string[] {

@@ -43,6 +43,12 @@ export interface TailSpanProcessorOptions {
   /** Keeps a window's files while tail spans that name it are held. */
   readonly retention?: RetentionPins;
   readonly diagnostics?: Diagnostics;
+  /**
+   * Policy applied to frame text leaving in `profiler.top_frames` (these are
+   * exemplar data sent to the user's trace backend), e.g. the profile
+   * stage's `Scrubber.scrubText`. Default: unchanged.
+   */
+  readonly scrubText?: (text: string) => string;
   /** Distinct span ids aggregated per window (default 100000). */
   readonly maxSpansPerWindow?: number;
 }
@@ -106,6 +112,7 @@ export class TailSpanProcessor implements SpanProcessor {
   readonly #retention: RetentionPins | undefined;
   readonly #diag: Diagnostics;
   readonly #maxSpansPerWindow: number;
+  readonly #scrub: (text: string) => string;
   readonly #hold: Hold<Held>;
   readonly #pins = new Map<string, number>();
   readonly #refs = new Map<string, TailSpanRef[]>();
@@ -136,6 +143,7 @@ export class TailSpanProcessor implements SpanProcessor {
     this.#retention = options.retention;
     this.#diag = options.diagnostics ?? new Diagnostics();
     this.#maxSpansPerWindow = options.maxSpansPerWindow ?? 100_000;
+    this.#scrub = options.scrubText ?? ((text) => text);
     const delay = this.#settings.holdMaxDelayMs ?? options.windowMs + this.#settings.holdMarginMs;
     this.#hold = new Hold<Held>(this.#settings.holdMaxSpans, delay, (expired) => {
       this.#releaseAll(expired, 'timeout');
@@ -358,6 +366,30 @@ export class TailSpanProcessor implements SpanProcessor {
    * those windows (then `partial`).
    */
   #release(h: Held, windows: readonly (WindowAggregates | undefined)[], forced: string | undefined): void {
+    let attrs: Attributes;
+    let status: string;
+    try {
+      ({ attrs, status } = this.#enrichment(h, windows, forced));
+    } catch (err) {
+      // The span still goes on, with its tail marks and without figures.
+      this.#fail('enrich', err);
+      attrs = {};
+      status = 'error';
+    }
+    attrs[ATTR_EXEMPLAR_STATUS] = status;
+    if (status === 'complete') this.#stats.releasedComplete++;
+    else if (status === 'partial') this.#stats.releasedPartial++;
+    else if (status === 'timeout') this.#stats.releasedTimeout++;
+    else this.#stats.releasedEarly++;
+    this.#unpin(h.profileId);
+    this.#downstream.onEnd(new EnrichedSpan(h.span, attrs));
+  }
+
+  #enrichment(
+    h: Held,
+    windows: readonly (WindowAggregates | undefined)[],
+    forced: string | undefined,
+  ): { attrs: Attributes; status: string } {
     const attrs: Attributes = {};
     let oldestStart: bigint | undefined;
     let hasCpu = false;
@@ -368,7 +400,7 @@ export class TailSpanProcessor implements SpanProcessor {
     }
     const own = collectFigures(h.spanId, windows, (w) => w.bySpan);
     const topN = this.#settings.topFrames;
-    if (own !== undefined) writeFigures(attrs, PREFIX_SPAN, own, h.durationNs, hasCpu, topN);
+    if (own !== undefined) writeFigures(attrs, PREFIX_SPAN, own, h.durationNs, hasCpu, topN, this.#scrub);
     else if (forced === undefined && oldestStart !== undefined) {
       // Its window closed without a sample of it: the span ran too briefly
       // (or only off-CPU) to be sampled. Zero samples is a measurement here.
@@ -376,17 +408,10 @@ export class TailSpanProcessor implements SpanProcessor {
     }
     if (h.localRoot) {
       const sub = collectFigures(h.spanId, windows, (w) => w.byLocalRoot);
-      if (sub !== undefined) writeFigures(attrs, PREFIX_SUBTREE, sub, h.durationNs, hasCpu, topN);
+      if (sub !== undefined) writeFigures(attrs, PREFIX_SUBTREE, sub, h.durationNs, hasCpu, topN, this.#scrub);
     }
-    let status = forced;
-    if (status === undefined) status = oldestStart !== undefined && h.startUnixNs < oldestStart ? 'partial' : 'complete';
-    attrs[ATTR_EXEMPLAR_STATUS] = status;
-    if (status === 'complete') this.#stats.releasedComplete++;
-    else if (status === 'partial') this.#stats.releasedPartial++;
-    else if (status === 'timeout') this.#stats.releasedTimeout++;
-    else this.#stats.releasedEarly++;
-    this.#unpin(h.profileId);
-    this.#downstream.onEnd(new EnrichedSpan(h.span, attrs));
+    const status = forced ?? (oldestStart !== undefined && h.startUnixNs < oldestStart ? 'partial' : 'complete');
+    return { attrs, status };
   }
 
   #pin(profileId: string): void {

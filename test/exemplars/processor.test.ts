@@ -384,3 +384,43 @@ void test('releaseAllSync forwards every held span at once without touching down
   assert.equal(flushed, 0);
   assert.equal(tail.releaseAllSync(), 0);
 });
+
+void test('scrubText policy applies to top_frames before they leave on the span', () => {
+  const exporter = new InMemorySpanExporter();
+  const tail = new TailSpanProcessor({
+    downstream: new SimpleSpanProcessor(exporter),
+    settings: tailSettings(BUDGET_50),
+    windowMs: 1000,
+    currentProfileId: () => ID_A,
+    scrubText: (t) => t.replace(/token_[a-z0-9]+/g, '[redacted]'),
+  });
+  const tracer = new BasicTracerProvider({ spanProcessors: [tail] }).getTracer('t');
+  const s = tracer.startSpan('slow', { startTime: msToHr(T0) });
+  s.end(msToHr(T0 + 70));
+  const id = s.spanContext().spanId;
+  tail.onWindowClosed(fakeWindow(ID_A, 0n, 1n, [{ spanId: id, fn: 'handler_token_abc123', file: 'a.js', wallNs: 1, cpuNs: 1 }]));
+  assert.deepEqual(attrs(exporter.getFinishedSpans(), id)['profiler.top_frames'], ['handler_[redacted] (a.js) 100%']);
+});
+
+void test('a failing enrichment still forwards the span, marked, with status error', () => {
+  const exporter = new InMemorySpanExporter();
+  const tail = new TailSpanProcessor({
+    downstream: new SimpleSpanProcessor(exporter),
+    settings: tailSettings(BUDGET_50),
+    windowMs: 1000,
+    currentProfileId: () => ID_A,
+    diagnostics: new Diagnostics(() => undefined),
+    scrubText: () => {
+      throw new Error('policy broke');
+    },
+  });
+  const tracer = new BasicTracerProvider({ spanProcessors: [tail] }).getTracer('t');
+  const s = tracer.startSpan('slow', { startTime: msToHr(T0) });
+  s.end(msToHr(T0 + 70));
+  const id = s.spanContext().spanId;
+  tail.onWindowClosed(fakeWindow(ID_A, 0n, 1n, [{ spanId: id, fn: 'f', wallNs: 1, cpuNs: 1 }]));
+  const a = attrs(exporter.getFinishedSpans(), id);
+  assert.equal(a['profiler.tail'], true);
+  assert.equal(a['profiler.exemplar.status'], 'error');
+  assert.equal(tail.stats().errors, 1);
+});
