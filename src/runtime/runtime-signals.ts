@@ -232,6 +232,20 @@ export class RuntimeSignals {
     return window;
   }
 
+  /**
+   * Cumulative off-CPU, futex-wait and run-queue time of any OS thread the
+   * sampler watches (ns, as of its last pass); the difference of two calls is
+   * the figure over that time range. Undefined when the thread is not watched.
+   */
+  threadTotals(tid: number): { offCpuNs: number; futexNs: number; runqueueNs?: number } | undefined {
+    const r = this.#sampler?.reader;
+    const off = r?.offCpuNs(tid);
+    const futex = r?.futexNs(tid);
+    if (r === undefined || off === undefined || futex === undefined) return undefined;
+    const rq = r.runqueueNs(tid);
+    return { offCpuNs: off, futexNs: futex, ...(rq !== undefined ? { runqueueNs: rq } : {}) };
+  }
+
   /** Main-thread perf counter deltas over the window: `runtime.main.<counter>`. */
   #perfWindow(group: PerfGroup | undefined, attributes: Record<string, AttributeValue>): void {
     if (!group) return;
