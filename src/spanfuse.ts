@@ -19,7 +19,8 @@ import { WallSampler } from './sampler/index.js';
 import type { ThreadIdentity } from './sampler/index.js';
 import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
-import { TailSpanProcessor } from './exemplars/index.js';
+import type { Scrubber } from './profile/index.js';
+import { labelTailSamples, TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
 import { HeapStage, addGcTotals } from './heap/index.js';
 import { currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
@@ -63,6 +64,7 @@ export class Spanfuse {
   /** Every TailSpanProcessor handed out; each hears of every closed window. */
   readonly #tails: TailSpanProcessor[] = [];
   readonly #ownTail: TailSpanProcessor | undefined;
+  readonly #scrubber: Scrubber;
   #threadContext: ThreadContextPublisher | undefined;
   /** The runtime's span counters, once its threads and readers are up. */
   #spanCounters: SpanCounterSource | undefined;
@@ -110,7 +112,8 @@ export class Spanfuse {
       serviceName: config.serviceName,
       diagnostics: this.#diag,
     });
-    this.#pipeline = new ExportPipeline({ exporters, scrubber: createScrubber(config.export), diagnostics: this.#diag });
+    this.#scrubber = createScrubber(config.export);
+    this.#pipeline = new ExportPipeline({ exporters, scrubber: this.#scrubber, diagnostics: this.#diag });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
       ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
@@ -190,6 +193,8 @@ export class Spanfuse {
       currentProfileId: () => this.#sampler.currentProfileId,
       ...(this.#runtime !== undefined ? { counters: this.#lazyCounters } : {}),
       retention: this.#pipeline,
+      // Frame names leave on spans, to the trace backend: scrub them too.
+      scrubText: (text: string) => this.#scrubber.scrubText(text),
       diagnostics: this.#diag,
     });
     this.#tails.push(tail);
@@ -312,6 +317,11 @@ export class Spanfuse {
         this.#diag.error('tail.window', err);
       }
     }
+    try {
+      labelTailSamples(w);
+    } catch (err) {
+      this.#diag.error('tail.label', err);
+    }
   }
 
   #count(w: WindowProfile): void {
@@ -335,7 +345,7 @@ export class Spanfuse {
     const last = this.#collect(false);
     for (const t of this.#tails) {
       try {
-        (t as { releaseAllSync?: () => void }).releaseAllSync?.();
+        t.releaseAllSync();
       } catch (err) {
         this.#diag.error('tail.exit', err);
       }

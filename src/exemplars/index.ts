@@ -20,3 +20,4 @@ export {
   PREFIX_SPAN,
   PREFIX_SUBTREE,
 } from './attributes.js';
+export { labelTailSamples, LABEL_TAIL_OPERATION, LABEL_TAIL_QUANTILE } from './label-tails.js';

@@ -200,7 +200,11 @@ test('a tail span, end to end: marked, enriched, counters of its window, and its
   const exemplar = String(a['profiler.exemplar.id']);
   const file = wallFiles(dir).find((f) => f.includes(exemplar));
   assert.ok(file, `no profile ${exemplar} in ${dir}`);
-  assert.ok(readPprof(file).samples.some((s) => s.labels['span_id'] === span['spanId'] && s.frames.includes('tail_burn')));
+  const own = readPprof(file).samples.filter((s) => s.labels['span_id'] === span['spanId']);
+  assert.ok(own.some((s) => s.frames.includes('tail_burn')), 'the exemplar profile lacks the span\'s samples');
+  // The profile knows its tails: every sample of the tail span says so.
+  assert.ok(own.every((s) => s.labels['profiler.tail.operation'] === 'slow-op (INTERNAL)' && s.labels['profiler.tail.quantile'] === 'budget'),
+    `tail labels: ${JSON.stringify(own.map((s) => [s.labels['profiler.tail.operation'], s.labels['profiler.tail.quantile']]).slice(0, 3))}`);
   assert.ok(Number(a['profiler.cpu.time_ns']) > 0);
   assert.ok(Number(a['profiler.offcpu.time_ns']) >= 50e6, `offcpu ${String(a['profiler.offcpu.time_ns'])} misses the 100 ms sleep`);
   // Window counters of the span's thread (tier 0 works everywhere on Linux).
