@@ -51,7 +51,11 @@ export function decodeProfile(bytes: Buffer): Profile | undefined {
   }
 }
 
-/** Every decodable pprof under `dir` (spanfuse's file exporter output). */
+/**
+ * Every decodable wall pprof under `dir` (spanfuse's file exporter output:
+ * `*.pb.gz`; its `.heap.pb.gz` / `.offcpu.pb.gz` siblings and `.otlp.pb`
+ * files are not wall profiles and are skipped).
+ */
 export async function profilesInDir(dir: string): Promise<Profile[]> {
   const out: Profile[] = [];
   let entries: string[];
@@ -61,6 +65,7 @@ export async function profilesInDir(dir: string): Promise<Profile[]> {
     return out;
   }
   for (const e of entries) {
+    if (!/\.(pb\.gz|pprof)$/.test(e) || /\.(heap|offcpu)\.pb\.gz$/.test(e)) continue;
     let bytes: Buffer;
     try {
       bytes = await readFile(join(dir, e));

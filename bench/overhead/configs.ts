@@ -78,7 +78,8 @@ export const CONFIGS: readonly BenchConfig[] = [
     // OTLP export). A start() that rejects an option shows up as a failed
     // configuration in the report, never as a silent fallback.
     name: 'spanfuse-all',
-    description: 'spanfuse with everything on: heap sampler, runtime/kernel counters, tail enrichment, OTLP export to a loopback receiver',
+    description:
+      'spanfuse with everything on: heap sampler with allocations, thread states of all threads, syscall span counters, perf counters, tail enrichment, pprof+OTLP files and OTLP export to a loopback receiver',
     profiler: 'spanfuse',
     tracing: 'spanfuse',
     labels: 'none',
@@ -86,13 +87,16 @@ export const CONFIGS: readonly BenchConfig[] = [
     spanfuseOptions: {
       ...spanfuseBase,
       heap: { enabled: true, allocations: true },
-    },
-    // Env as well as options: the env names are the documented contract, so
-    // they switch features on even before the matching option is wired.
-    env: {
-      SPANFUSE_HEAP_ENABLED: 'true',
-      SPANFUSE_HEAP_ALLOCATIONS: 'true',
-      OTEL_EXPORTER_OTLP_ENDPOINT: '{otlpUrl}',
+      tail: { enabled: true },
+      runtime: {
+        threadState: true,
+        threadStateThreads: 'all',
+        spanCounters: 'syscall',
+        perfEvents: true,
+        processContext: true,
+        threadContext: true,
+      },
+      export: { exporters: ['file', 'otlp'], file: { formats: ['pprof', 'otlp'] }, otlp: { endpoint: '{otlpUrl}' } },
     },
     byDefault: true,
   },
@@ -141,7 +145,29 @@ export const CONFIGS: readonly BenchConfig[] = [
     labels: 'none',
     spanfuseEntry: 'start',
     spanfuseOptions: { ...spanfuseBase, heap: { enabled: false } },
-    env: { SPANFUSE_HEAP_ENABLED: 'false' },
+    byDefault: false,
+  },
+  {
+    name: 'spanfuse-no-runtime',
+    description: 'spanfuse defaults without the runtime stage (thread-state sampler, perf counters, process/thread context)',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: {
+      ...spanfuseBase,
+      runtime: { threadState: false, perfEvents: false, processContext: false, threadContext: false, nameThreads: false },
+    },
+    byDefault: false,
+  },
+  {
+    name: 'spanfuse-no-tail',
+    description: 'spanfuse defaults without tail detection/exemplars',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, tail: { enabled: false } },
     byDefault: false,
   },
   {

@@ -75,7 +75,8 @@ export function aggregate(results: readonly RunResult[], configs: readonly strin
         absolute,
         ratio,
         delta,
-        attribution: spread(ok.map((r) => r.attribution?.share ?? Number.NaN)),
+        // A run whose ground-truth ring overflowed cannot judge old samples.
+        attribution: spread(ok.map((r) => (r.attribution?.groundTruthComplete === true ? (r.attribution.share ?? Number.NaN) : Number.NaN))),
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
       });
     }

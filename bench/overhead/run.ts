@@ -48,7 +48,11 @@ function machine(): string {
 function summary(r: RunResult): string {
   if (!r.ok) return `FAILED: ${(r.error ?? '').split('\n')[0] ?? ''}`;
   const a = r.attribution;
-  const attr = a === null || a === undefined ? '' : `, attribution ${a.share === null ? 'n/a' : (100 * a.share).toFixed(1) + '%'} of ${a.samplesInRequestCode} samples`;
+  const attr =
+    a === null || a === undefined
+      ? ''
+      : `, attribution ${a.share === null ? 'n/a' : (100 * a.share).toFixed(1) + '%'} of ${a.samplesInRequestCode} samples` +
+        (a.groundTruthComplete ? '' : ' (ground truth ring overflowed: not a valid figure)');
   return (
     `${(r.throughputRps ?? 0).toFixed(0)} req/s, ${(r.cpuPerRequestMicros ?? 0).toFixed(0)} µs CPU/req, ` +
     `p50 ${(r.load?.latencyMs.p50 ?? 0).toFixed(2)} ms, p99 ${(r.load?.latencyMs.p99 ?? 0).toFixed(2)} ms, ` +
