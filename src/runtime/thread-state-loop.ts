@@ -32,9 +32,9 @@ import {
  * arm64; the arguments, stack pointer and program counter that follow are
  * never read), plus the kernel wait function from `wchan`.
  *
- * A thread that has not been scheduled since the previous pass (schedstat's
- * timeslice count unchanged) is still in the same wait, so neither file is
- * re-read for it: idle threads cost one small read per pass.
+ * A thread that was waiting at the previous pass and has not been scheduled
+ * since (schedstat's timeslice count unchanged) is still in the same wait, so
+ * nothing else is re-read for it: idle threads cost one small read per pass.
  *
  * For JS threads (main, workers) it also publishes context switches and page
  * faults (/proc status, stat), so span counters can be derived without a
@@ -86,6 +86,7 @@ const SYSCALL_BYTES = 4;
 const RUNNING = 0x72; // 'r' of "running"
 const RUNNING_NR = -1000;
 const HOLD_LIMIT_NS = 1e9;
+const RECHECK_EVERY = 5;
 
 export class ThreadStateLoop {
   readonly #v: StateViews;
@@ -96,6 +97,9 @@ export class ThreadStateLoop {
   readonly #text = Buffer.alloc(64);
   readonly #big = Buffer.alloc(2048);
   #passes = 0;
+  #refreshes = 0;
+  /** Threads not watched in 'app' mode (bounded by the process's threads). */
+  readonly #skipped = new Map<number, number>();
   #lastNs = 0n;
   /** Errors reading /proc, for stats. */
   errors = 0;
@@ -129,8 +133,11 @@ export class ThreadStateLoop {
     const sched = t.schedFd >= 0 ? this.#readSchedstat(t) : false;
     if (!this.#threads.has(t.tid)) return; // dropped while reading
     const firstSeen = Number.isNaN(t.lastNr);
-    // A thread not scheduled since the last pass made no switch and no fault.
-    const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices;
+    // A thread that was waiting at the last pass and has not been scheduled in
+    // since (timeslice count unchanged) is still in that wait: no switch, no
+    // fault, same syscall. One that was running may have blocked since
+    // without a new timeslice, so it is always re-read.
+    const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices || t.lastNr === RUNNING_NR;
     const vcsw = t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
     const noVoluntarySwitch = vcsw === t.lastVcsw;
     t.lastVcsw = vcsw;
@@ -145,7 +152,7 @@ export class ThreadStateLoop {
     const [onNs, rqNs, slices] = sched;
     const dOn = onNs - t.lastOnNs;
     const dRq = rqNs - t.lastRqNs;
-    const ran = slices !== t.lastSlices;
+    const ran = scheduled || slices !== t.lastSlices;
     t.lastOnNs = onNs;
     t.lastRqNs = rqNs;
     t.lastSlices = slices;
@@ -316,6 +323,10 @@ export class ThreadStateLoop {
   }
 
   #refresh(): void {
+    // Names change rarely (a worker names itself once, early): re-read the
+    // names of threads we skip only every RECHECK_EVERY refreshes.
+    const round = this.#refreshes++;
+    const recheck = round % RECHECK_EVERY === 0;
     let names: string[];
     try {
       names = readdirSync(`${this.#o.procSelf}/task`);
@@ -331,17 +342,30 @@ export class ThreadStateLoop {
       if (known) {
         live.add(tid);
         // A worker names itself after it started.
-        if (known.statusFd < 0 && this.#isJsThread(tid)) {
+        if (recheck && known.statusFd < 0 && this.#isJsThread(tid)) {
           known.statusFd = this.#open(tid, 'status');
           known.statFd = this.#open(tid, 'stat');
         }
         continue;
       }
-      if (!this.#wanted(tid)) continue;
+      const skippedAt = this.#skipped.get(tid);
+      // New threads are re-checked at every refresh for a while: a worker
+      // names itself shortly after it starts.
+      if (skippedAt !== undefined && !recheck && round - skippedAt > RECHECK_EVERY) {
+        live.add(tid);
+        continue;
+      }
+      if (!this.#wanted(tid)) {
+        if (skippedAt === undefined) this.#skipped.set(tid, round);
+        live.add(tid);
+        continue;
+      }
+      this.#skipped.delete(tid);
       live.add(tid);
       this.#track(tid);
     }
     for (const t of this.#threads.values()) if (!live.has(t.tid)) this.#drop(t);
+    for (const tid of this.#skipped.keys()) if (!live.has(tid)) this.#skipped.delete(tid);
   }
 
   #isJsThread(tid: number): boolean {
