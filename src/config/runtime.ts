@@ -10,9 +10,10 @@ export interface RuntimeConfig {
   readonly threadStateThreads: 'app' | 'all';
   /**
    * Its rate. Off-CPU totals come from schedstat and are exact at any rate;
-   * the rate sets how finely wait *reasons* are resolved. Measured on a 2-vCPU
-   * Firecracker VM (bench/threadstate): 10 Hz 0.27-0.37% of one core, 20 Hz
-   * ~0.55%, 50 Hz ~1.1%; the cost is per wake-up, so the default is 10 Hz.
+   * the rate sets how finely wait *reasons* are resolved and the shortest span
+   * that gets sampler-derived counters. Measured on a 2-vCPU Firecracker VM
+   * (bench/threadstate): 5 Hz 0.22-0.29% of one core, 10 Hz 0.27-0.46%,
+   * 20 Hz 0.55-0.75%, 50 Hz 1.0-1.7%; the cost is per wake-up.
    */
   readonly threadStateHz: number;
   /**
