@@ -1,0 +1,36 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LoopGcMonitor } from '../../src/runtime/loop-gc.js';
+
+test('a 120 ms synchronous block shows as event-loop delay; GC pauses are counted', async () => {
+  const m = new LoopGcMonitor(10);
+  m.start();
+  try {
+    await new Promise((r) => setTimeout(r, 50));
+    m.collectWindow();
+    const before = m.cumulativeDelayNs();
+    const end = Date.now() + 120;
+    while (Date.now() < end) {
+      // block the loop
+    }
+    // The timer fires late once the loop is free again.
+    await new Promise((r) => setTimeout(r, 40));
+    const delta = m.cumulativeDelayNs() - before;
+    assert.ok(delta > 80e6 && delta < 400e6, `delay ${delta / 1e6} ms`);
+    const globalGc = (globalThis as { gc?: () => void }).gc;
+    // Allocate enough to trigger at least one scavenge.
+    let keep: unknown[] = [];
+    for (let i = 0; i < 200_000; i++) keep.push({ i });
+    keep = [];
+    globalGc?.();
+    await new Promise((r) => setTimeout(r, 20));
+    const w = m.collectWindow();
+    assert.ok(Number(w['runtime.eventloop.delay.max_ns']) > 80e6);
+    assert.ok(Number(w['runtime.eventloop.delay.total_ns']) >= Number(w['runtime.eventloop.delay.max_ns']));
+    assert.ok(Number(w['runtime.gc.count']) >= 1, 'a GC happened');
+    assert.ok(Number(w['runtime.gc.pause.total_ns']) > 0);
+    assert.equal(keep.length, 0);
+  } finally {
+    m.stop();
+  }
+});
