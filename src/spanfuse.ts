@@ -322,6 +322,11 @@ export class Spanfuse {
     } catch (err) {
       this.#diag.error('tail.label', err);
     }
+    // pprof has no attribute table: what the machine does not offer, and why,
+    // goes in comments (OTLP carries all window attributes).
+    for (const [k, v] of Object.entries(w.attributes)) {
+      if (k.startsWith('profiler.unsupported.')) w.wall.comment.push(w.wall.stringTable.dedup(`${k}=${String(v)}`));
+    }
   }
 
   #count(w: WindowProfile): void {

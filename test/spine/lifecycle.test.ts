@@ -213,5 +213,11 @@ test('a tail span, end to end: marked, enriched, counters of its window, and its
   }
   // This VM has no PMU: hardware counters are absent, never zero.
   const pmu = existsSync('/sys/bus/event_source/devices/cpu');
-  if (!pmu) for (const k of ['profiler.cpu.cycles', 'profiler.instructions', 'profiler.l3.misses']) assert.equal(a[k], undefined, `${k} present without a PMU`);
+  if (!pmu) {
+    for (const k of ['profiler.cpu.cycles', 'profiler.instructions', 'profiler.l3.misses']) assert.equal(a[k], undefined, `${k} present without a PMU`);
+    // ... and the profile says why.
+    const p = readPprof(file).profile;
+    const comments = p.comment.map((i) => p.stringTable.strings[Number(i)] ?? '');
+    assert.ok(comments.some((c) => /^profiler\.unsupported\.l3\.misses=.+/.test(c)), `comments: ${JSON.stringify(comments)}`);
+  }
 });
