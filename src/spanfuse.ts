@@ -23,11 +23,14 @@ import type { Scrubber } from './profile/index.js';
 import { labelTailSamples, TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
 import { HeapStage, addGcTotals } from './heap/index.js';
-import { currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
+import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
 import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { VERSION } from './version.js';
+
+/** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
+const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
 
 export interface SpanfuseStats {
   readonly running: boolean;
@@ -66,6 +69,7 @@ export class Spanfuse {
   readonly #ownTail: TailSpanProcessor | undefined;
   readonly #scrubber: Scrubber;
   #threadContext: ThreadContextPublisher | undefined;
+  #stopWorkerCounters: (() => void) | undefined;
   /** The runtime's span counters, once its threads and readers are up. */
   #spanCounters: SpanCounterSource | undefined;
   readonly #lazyCounters: SpanCounterSource = {
@@ -134,6 +138,13 @@ export class Spanfuse {
       resource: resourceFromAttributes(resourceAttributes),
       spanProcessors: ownProcessors,
     });
+    if (this.#runtime === undefined) {
+      // A worker: its span counters read the main thread's thread-state table.
+      const shared = workerThreads.getEnvironmentData(SHARED_STATE_KEY);
+      const counters = createThreadSpanCounters(shared instanceof SharedArrayBuffer ? shared : undefined);
+      this.#spanCounters = counters.source;
+      this.#stopWorkerCounters = counters.stop;
+    }
     if (this.#runtime !== undefined) {
       // start() publishes the contexts synchronously, then starts its threads.
       const runtime = this.#runtime;
@@ -141,6 +152,9 @@ export class Spanfuse {
         .start({ resource: resourceAttributes })
         .then(() => {
           this.#spanCounters = runtime.spanCounters();
+          // Workers started from now on find the thread-state table here.
+          const shared = runtime.sharedState();
+          if (shared !== undefined) workerThreads.setEnvironmentData(SHARED_STATE_KEY, shared);
         })
         .catch((err: unknown) => this.#diag.error('runtime.start', err));
       const tc = this.#runtime.threadContext();
@@ -191,7 +205,7 @@ export class Spanfuse {
       settings: this.config.tail,
       windowMs: this.config.windowMs,
       currentProfileId: () => this.#sampler.currentProfileId,
-      ...(this.#runtime !== undefined ? { counters: this.#lazyCounters } : {}),
+      counters: this.#lazyCounters,
       retention: this.#pipeline,
       // Frame names leave on spans, to the trace backend: scrub them too.
       scrubText: (text: string) => this.#scrubber.scrubText(text),
@@ -267,6 +281,7 @@ export class Spanfuse {
       this.#spansFile?.shutdown(),
       this.#runtime?.stop().catch((err: unknown) => this.#diag.error('runtime.stop', err)),
     ]);
+    this.#stopWorkerCounters?.();
   }
 
   #stopTimers(): void {
