@@ -30,10 +30,14 @@ const windowMs = Number(arg('window-ms', short ? '5000' : '60000'));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const out = arg('out', `bench/results/heap-soak-${short ? 'short-' : ''}${stamp}.json`);
 
-/** `off`, `inuse`, `alloc`, or with an interval: `inuse-128K`, `alloc-1M`. */
+/**
+ * `off`, `inuse`, `alloc`, or with an interval: `inuse-128K`, `alloc-1M`.
+ * Diagnostics: `session` (inspector session only), `raw-live` / `raw-alloc`
+ * (raw inspector sampling without / with collected objects, never collected).
+ */
 function parseVariant(name: string): Variant {
-  const m = /^(off|inuse|alloc)(?:-(\d+)([KM]))?$/.exec(name);
-  if (m === null) throw new Error(`bad variant ${name}: expected off, inuse[-128K], alloc[-1M]`);
+  const m = /^(off|inuse|alloc|session|raw-live|raw-alloc)(?:-(\d+)([KM]))?$/.exec(name);
+  if (m === null) throw new Error(`bad variant ${name}: expected off, inuse[-128K], alloc[-1M], raw-live[-16M]`);
   const size = m[2] === undefined ? DEFAULT_HEAP_INTERVAL_BYTES : Number(m[2]) * (m[3] === 'M' ? 2 ** 20 : 1024);
   return { name, mode: m[1] as Variant['mode'], intervalBytes: size };
 }
