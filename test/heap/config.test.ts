@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { Problems } from '../../src/config/env.js';
 import { DEFAULT_HEAP_INTERVAL_BYTES, DEFAULT_HEAP_STACK_DEPTH, resolveHeapConfig } from '../../src/config/heap.js';
 
-void test('defaults: enabled, 512 KiB, depth 64, in-use only', () => {
+void test('defaults: off (measured cost, see docs/memory.md), 512 KiB, depth 64, in-use only', () => {
   const problems = new Problems();
   const c = resolveHeapConfig(undefined, {}, problems);
-  assert.deepEqual(c, { enabled: true, intervalBytes: 512 * 1024, stackDepth: 64, allocations: false });
+  assert.deepEqual(c, { enabled: false, intervalBytes: 512 * 1024, stackDepth: 64, allocations: false });
   assert.equal(DEFAULT_HEAP_INTERVAL_BYTES, 512 * 1024);
   assert.equal(DEFAULT_HEAP_STACK_DEPTH, 64);
   assert.deepEqual(problems.list, []);
@@ -17,14 +17,14 @@ void test('env is read when code sets nothing', () => {
   const c = resolveHeapConfig(
     undefined,
     {
-      SPANFUSE_HEAP_ENABLED: 'off',
+      SPANFUSE_HEAP_ENABLED: 'on',
       SPANFUSE_HEAP_INTERVAL_BYTES: '131072',
       SPANFUSE_HEAP_STACK_DEPTH: ' 32 ',
       SPANFUSE_HEAP_ALLOCATIONS: 'yes',
     },
     problems,
   );
-  assert.deepEqual(c, { enabled: false, intervalBytes: 131072, stackDepth: 32, allocations: true });
+  assert.deepEqual(c, { enabled: true, intervalBytes: 131072, stackDepth: 32, allocations: true });
   assert.deepEqual(problems.list, []);
 });
 

@@ -9,7 +9,11 @@ import { HEAVY_OP, startTracedService } from './traced-service.js';
 
 void test('HeapStage fills a real window: heap profile, labels, operations and GC attributes', async () => {
   const problems = new Problems();
-  const config = resolveHeapConfig({ intervalBytes: 64 * 1024 }, { SPANFUSE_HEAP_ALLOCATIONS: 'true' }, problems);
+  const config = resolveHeapConfig(
+    { intervalBytes: 64 * 1024 },
+    { SPANFUSE_HEAP_ENABLED: 'true', SPANFUSE_HEAP_ALLOCATIONS: 'true' },
+    problems,
+  );
   assert.deepEqual(problems.list, []);
   const diagnostics = new Diagnostics(() => undefined);
   const stage = HeapStage.start(config, diagnostics);
