@@ -13,6 +13,8 @@ export interface Runtime {
 
 export interface Options {
   readonly mode: 'overhead' | 'soak';
+  /** Name of the run in file names: soak, short, full (every timing at its default) or custom. */
+  readonly kind: 'soak' | 'short' | 'full' | 'custom';
   readonly short: boolean;
   readonly rounds: number;
   readonly warmupSec: number;
@@ -138,8 +140,16 @@ export function parseOptions(argv: readonly string[]): Options {
     throw new Error(`--nodes: expected node20, node24 or name=/path/to/node, got ${JSON.stringify(t)}`);
   });
   const windowDefault = Math.max(1000, Math.floor((durationSec * 1000) / 4));
+  const timingsDefault =
+    values.rounds === undefined &&
+    values.warmup === undefined &&
+    values.duration === undefined &&
+    values['window-ms'] === undefined &&
+    values.connections === undefined &&
+    values.unit === undefined;
   return {
     mode: soak ? 'soak' : 'overhead',
+    kind: soak ? 'soak' : !timingsDefault ? 'custom' : short ? 'short' : 'full',
     short,
     rounds: soak ? 1 : int(values.rounds, 'rounds', short ? 2 : 5, 1),
     warmupSec: int(values.warmup, 'warmup', short ? 3 : 10, 0),

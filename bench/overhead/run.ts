@@ -140,7 +140,7 @@ async function main(): Promise<void> {
   }
 
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
-  const kind = o.mode === 'soak' ? 'soak' : o.short ? 'short' : 'full';
+  const kind = o.kind;
   const base = join(o.outDir, `overhead-${kind}-${stamp}`);
   const header: Header = {
     title: o.mode === 'soak' ? `spanfuse soak (${kind})` : `spanfuse overhead vs peers (${kind})`,
