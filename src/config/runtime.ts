@@ -45,7 +45,10 @@ export const RUNTIME_DEFAULTS: RuntimeConfig = {
   spanCounters: 'sampler',
   perfEvents: true,
   processContext: true,
-  threadContext: true,
+  // Off by default: a record per span and one more context frame per entry
+  // cost ~3 µs per span (scratch micro-benchmark, Node 24); turn it on where
+  // an eBPF profiler reads it.
+  threadContext: false,
   nameThreads: true,
   threadpoolSize: 4,
 };

@@ -57,7 +57,7 @@ function readMem(addr: bigint, n: number): Buffer {
 const span: SpanContext = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 };
 
 test('OTEL_CTX mapping is in /proc/self/maps with a valid header and a ProcessContext payload', { skip: !loadLibc().ok }, async () => {
-  const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { threadState: false }), new Diagnostics(() => undefined));
+  const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { threadState: false, threadContext: true }), new Diagnostics(() => undefined));
   await rs.start({ resource: { 'service.name': 'ctx-test', 'service.instance.id': 'abc-123', 'process.pid': process.pid } });
   try {
     const res = rs.processContextResult();
@@ -149,7 +149,7 @@ test('without AsyncContextFrame the thread context reports unsupported and run()
   assert.equal(pub.contextFor(span), undefined);
   assert.equal(pub.processContextAttributes(), undefined);
   const warnings: string[] = [];
-  const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { threadState: false }), new Diagnostics((m) => warnings.push(m)));
+  const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems(), { threadState: false, threadContext: true }), new Diagnostics((m) => warnings.push(m)));
   await rs.start();
   await rs.stop();
   assert.match(rs.stats().threadContext, /AsyncContextFrame|Linux-only/);

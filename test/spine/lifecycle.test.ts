@@ -162,7 +162,10 @@ test('worker threads are profiled too: their samples carry their own span and OS
 
 test('out-of-process context: the active span is readable from the OTEP-4947 record (AsyncContextFrame runtimes)', async () => {
   const dir = tmp();
-  const r = await runNode(['--import', 'spanfuse/register', fixture('thread-ctx-app')], { SPANFUSE_OUTPUT_DIR: dir });
+  const r = await runNode(['--import', 'spanfuse/register', fixture('thread-ctx-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_THREAD_CONTEXT: 'true',
+  });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim()) as {
     traceId: string;
