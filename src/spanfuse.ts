@@ -143,9 +143,8 @@ export class Spanfuse {
       const shared = workerThreads.getEnvironmentData(SHARED_STATE_KEY);
       const counters = createThreadSpanCounters(shared instanceof SharedArrayBuffer ? shared : undefined);
       this.#spanCounters = counters.source;
-      this.#stopWorkerCounters = counters.stop;
-    }
-    if (this.#runtime !== undefined) {
+      this.#stopWorkerCounters = () => counters.stop();
+    } else {
       // start() publishes the contexts synchronously, then starts its threads.
       const runtime = this.#runtime;
       runtime
