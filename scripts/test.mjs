@@ -14,12 +14,19 @@ const root = new URL('..', import.meta.url).pathname;
 const base = join(root, 'dist', 'test');
 const filter = process.env.SPANFUSE_TEST_FILTER ?? '';
 
+// Only compiled tests whose TypeScript source still exists: a test deleted
+// from test/ leaves its old .js in dist/ until a clean build.
+function hasSource(js) {
+  const rel = relative(base, js).replace(/\.js$/, '');
+  return existsSync(join(root, 'test', `${rel}.ts`));
+}
+
 function walk(dir) {
   const out = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) out.push(...walk(p));
-    else if (e.name.endsWith('.test.js') && p.includes(filter)) out.push(relative(root, p));
+    else if (e.name.endsWith('.test.js') && p.includes(filter) && hasSource(p)) out.push(relative(root, p));
   }
   return out;
 }

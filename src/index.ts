@@ -12,7 +12,10 @@ export type { SpanfuseOptions, ResolvedConfig } from './config/index.js';
 export { SpanfuseError, ConfigError } from './core/errors.js';
 export type { SpanfuseErrorCode, ConfigProblem } from './core/errors.js';
 export type { WindowProfile, TailSpanRef, ContextMode } from './core/window.js';
-export { VERSION } from './version.js';
+import { spanfuseVersion } from './core/version.js';
+
+/** spanfuse's version (from its package.json). */
+export const VERSION: string = spanfuseVersion();
 
 const ACTIVE = Symbol.for('spanfuse.active');
 type Holder = { [ACTIVE]?: Spanfuse };

@@ -27,7 +27,7 @@ import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from 
 import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
-import { VERSION } from './version.js';
+import { spanfuseVersion } from './core/version.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
@@ -130,7 +130,7 @@ export class Spanfuse {
       ...config.resourceAttributes,
       'service.name': config.serviceName,
       'telemetry.distro.name': 'spanfuse',
-      'telemetry.distro.version': VERSION,
+      'telemetry.distro.version': spanfuseVersion(),
     };
     this.#tracing = installTracing({
       contextManager: this.#contextManager,
