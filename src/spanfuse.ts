@@ -269,8 +269,7 @@ export class Spanfuse {
 
   async #doShutdown(deadlineMs: number): Promise<void> {
     this.#stopTimers();
-    const last = this.#collect(false);
-    if (last !== undefined) this.#pipeline.submit(last);
+    this.#closeWindow(false);
     this.#heap?.stop();
     // Held tail spans go out (enriched from the last window) before the span file closes.
     await Promise.all(this.#tails.map((t) => t.shutdown().catch((err: unknown) => this.#diag.error('tail.shutdown', err))));

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../core/pprof.js';
+import { parseWindowFileName } from '../export/index.js';
 
 export interface SpanCpu {
   readonly spanId: string;
@@ -21,14 +22,13 @@ export interface OutputSummary {
   readonly files: string[];
 }
 
-const WALL_FILE = /^spanfuse-.*-[0-9a-f]{32}\.pb\.gz$/;
 
 /** Read an output folder back with an independent decode of the files written. */
 export function summarize(dir: string, opts: { top?: number; sinceMs?: number } = {}): OutputSummary {
   const top = opts.top ?? 5;
   const since = opts.sinceMs ?? 0;
   const files = readdirSync(dir)
-    .filter((f) => WALL_FILE.test(f) && statSync(join(dir, f)).mtimeMs >= since)
+    .filter((f) => parseWindowFileName(f)?.kind === 'wall' && statSync(join(dir, f)).mtimeMs >= since)
     .sort();
   let samples = 0;
   let withSpan = 0;

@@ -16,11 +16,12 @@ export function windowFileName(startUnixNs: bigint, profileId: string, kind: Fil
   return `spanfuse-${stamp}-${profileId}${suffix}`;
 }
 
-/** Profile id of a file we wrote, or undefined for any other file. */
-export function parseWindowFileName(name: string): { profileId: string } | undefined {
+/** Profile id and kind of a file we wrote, or undefined for any other file. */
+export function parseWindowFileName(name: string): { profileId: string; kind: FileKind } | undefined {
   const m = PATTERN.exec(name);
   if (m === null || m[2] === undefined) return undefined;
-  return { profileId: m[2] };
+  const kind: FileKind = m[4] === 'otlp.pb' ? 'otlp' : m[3] === '.heap' ? 'heap' : m[3] === '.offcpu' ? 'offcpu' : 'wall';
+  return { profileId: m[2], kind };
 }
 
 export const TEMP_PREFIX = '.spanfuse-tmp-';

@@ -26,6 +26,9 @@ void test('file names sort by time and carry the profile id', () => {
   assert.equal(parseWindowFileName(b)?.profileId, id);
   assert.equal(parseWindowFileName(windowFileName(1n, id, 'otlp'))?.profileId, id);
   assert.equal(parseWindowFileName('notes.txt'), undefined);
+  for (const kind of ['wall', 'heap', 'offcpu', 'otlp'] as const) {
+    assert.equal(parseWindowFileName(windowFileName(1n, id, kind))?.kind, kind);
+  }
 });
 
 void test('writes a gzip pprof per window into a folder it creates', async (t) => {

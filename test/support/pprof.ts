@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../../src/core/pprof.js';
+import { parseWindowFileName } from '../../src/export/index.js';
 
 export interface DecodedSample {
   /** Function names, leaf first. */
@@ -41,7 +42,7 @@ export function decodePprof(bytes: Uint8Array): DecodedProfile {
 /** Every wall profile (`*.pb.gz` without a `.heap`/`.offcpu` kind) in `dir`, oldest first. */
 export function wallFiles(dir: string): string[] {
   return readdirSync(dir)
-    .filter((f) => /^spanfuse-.*-[0-9a-f]{32}\.pb\.gz$/.test(f))
+    .filter((f) => parseWindowFileName(f)?.kind === 'wall')
     .sort()
     .map((f) => join(dir, f));
 }
