@@ -103,7 +103,7 @@ export class Spanfuse {
     this.#binder =
       this.mode === 'async-context-frame'
         ? new FrameBinder()
-        : new HookBinder(() => this.#contextManager.activeSample());
+        : new HookBinder(() => this.#contextManager.activeSampleOrUndefined());
     this.#sampler = new WallSampler({
       samplingIntervalMicros: config.samplingIntervalMicros,
       collectCpuTime: config.collectCpuTime,
@@ -167,8 +167,8 @@ export class Spanfuse {
   /** Begin sampling. Called by `start()`. */
   begin(): void {
     this.#sampler.start();
-    this.#contextManager.setBinder(this.#binder);
     this.#binder.enable();
+    this.#contextManager.setBinder(this.#binder);
     this.#timer = setInterval(() => this.#closeWindow(true), this.config.windowMs);
     this.#timer.unref();
     process.once('beforeExit', this.#onBeforeExit);

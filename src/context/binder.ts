@@ -1,18 +1,16 @@
-import { createHook } from 'node:async_hooks';
+import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import type { AsyncHook } from 'node:async_hooks';
 import { time } from '@datadog/pprof';
 import type { ContextMode } from '../core/window.js';
 import { NO_SPAN } from './sample-context.js';
-import type { SampleContext } from './sample-context.js';
 
 /**
- * Makes the sampler see the SampleContext of the running continuation.
- * Two strategies, chosen once at start by feature detection.
+ * Makes the sampler see the span of the running continuation. Two
+ * strategies, chosen once at start by feature detection; the context
+ * manager drives them (see manager.ts).
  */
 export interface SamplerBinder {
   readonly mode: ContextMode;
-  /** Run `fn` with the sampler bound to `sample` for it and its continuations. */
-  run<R>(sample: SampleContext, fn: () => R): R;
   enable(): void;
   disable(): void;
   /** Native context switches performed (hooks mode) or frames entered (ACF). */
@@ -20,30 +18,74 @@ export interface SamplerBinder {
 }
 
 /**
- * AsyncContextFrame: the sampler reads our holder from the frame at signal
- * time, so entering it with `runWithContext` is all that is needed; the frame
- * follows `await`, timers and emitters by itself. `setContext` must not be
- * used here: it writes one global slot, which labels only part of a request
- * and leaks the last span onto later samples.
+ * AsyncContextFrame: the sampler reads, at signal time, the value its own
+ * AsyncLocalStorage key holds in the current frame. The context manager
+ * uses that very key as its storage, so entering a span is ONE frame (the
+ * stock manager's cost) whose holder carries the OpenTelemetry Context; the
+ * span behind it is looked up only when a window is serialized.
+ *
+ * @datadog/pprof does not export its key; `enable()` finds it once by
+ * watching which AsyncLocalStorage `time.runWithContext` enters, and checks
+ * that the sampler reads back what was entered. Where that fails, `key` stays
+ * undefined and the manager enters two frames (its own and the sampler's).
+ * `setContext` is never used here: it writes one global slot, which labels
+ * only part of a request and leaks the last span onto later samples.
  */
 export class FrameBinder implements SamplerBinder {
   readonly mode = 'async-context-frame' as const;
-  #enabled = false;
+  #key: AsyncLocalStorage<unknown> | undefined;
+  #live = false;
   #entered = 0;
 
-  run<R>(sample: SampleContext, fn: () => R): R {
-    if (!this.#enabled || !time.isStarted()) return fn();
-    this.#entered++;
-    return time.runWithContext(sample, fn);
+  /** The sampler's key, once found (it stays valid for frames already entered). */
+  get key(): AsyncLocalStorage<unknown> | undefined {
+    return this.#key;
   }
+
+  /** True while the sampler runs and this binding is on. */
+  get live(): boolean {
+    return this.#live && time.isStarted();
+  }
+
+  noteEntry(): void {
+    this.#entered++;
+  }
+
   enable(): void {
-    this.#enabled = true;
+    if (!time.isStarted()) return;
+    this.#key ??= findSamplerKey();
+    this.#live = true;
   }
   disable(): void {
-    this.#enabled = false;
+    this.#live = false;
   }
   switches(): number {
     return this.#entered;
+  }
+}
+
+/** The AsyncLocalStorage the wall profiler reads, or undefined if it cannot be proven. */
+function findSamplerKey(): AsyncLocalStorage<unknown> | undefined {
+  const proto = AsyncLocalStorage.prototype as { run: (...a: unknown[]) => unknown };
+  const run = proto.run;
+  let seen: AsyncLocalStorage<unknown> | undefined;
+  try {
+    proto.run = function (this: AsyncLocalStorage<unknown>, ...a: unknown[]): unknown {
+      seen ??= this;
+      return run.apply(this, a);
+    };
+    const probe = {};
+    let holds = false;
+    time.runWithContext(probe, () => {
+      proto.run = run;
+      const h = seen?.getStore() as { 0?: unknown } | undefined;
+      holds = h?.[0] === probe && time.getContext() === probe;
+    });
+    return holds ? seen : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    proto.run = run;
   }
 }
 
@@ -51,63 +93,57 @@ export class FrameBinder implements SamplerBinder {
  * No AsyncContextFrame (Node 20, Node 22 without the flag): the sampler holds
  * one global context slot, so we rewrite it whenever the running continuation
  * changes: on entering a context (`with`) and in async_hooks `before`/`after`.
- * Cost control: the slot is only written when the SampleContext differs by
- * identity from the one already there, and SampleContexts are cached per span.
+ * The slot holds the span object itself (nothing is built per span); it is
+ * only written when the span differs by identity from the one already there.
  */
 export class HookBinder implements SamplerBinder {
   readonly mode = 'async-hooks' as const;
-  readonly #activeSample: () => SampleContext;
-  #current: SampleContext = NO_SPAN;
+  readonly #active: () => object | undefined;
+  /** What the slot holds now (undefined: no span). */
+  current: object | undefined;
   #hook: AsyncHook | undefined;
   #switches = 0;
 
-  /** `activeSample` returns the SampleContext of the OTel context now active. */
-  constructor(activeSample: () => SampleContext) {
-    this.#activeSample = activeSample;
+  /** `active` returns the span (or any per-span object) of the context active now. */
+  constructor(active: () => object | undefined) {
+    this.#active = active;
   }
 
-  run<R>(sample: SampleContext, fn: () => R): R {
-    if (this.#hook === undefined) return fn();
-    const prev = this.#current;
-    this.#set(sample);
-    try {
-      return fn();
-    } finally {
-      this.#set(prev);
-    }
+  get enabled(): boolean {
+    return this.#hook !== undefined;
   }
 
   enable(): void {
     if (this.#hook !== undefined) return;
     this.#hook = createHook({
       before: () => {
-        this.#set(this.#activeSample());
+        this.set(this.#active());
       },
       // Between callbacks the thread runs no span's code (event loop, idle):
       // clear the slot so nothing outside a span is labelled with one.
       after: () => {
-        this.#set(NO_SPAN);
+        if (this.current !== undefined) this.set(undefined);
       },
     });
     this.#hook.enable();
-    this.#set(this.#activeSample());
+    this.set(this.#active());
   }
 
   disable(): void {
     this.#hook?.disable();
     this.#hook = undefined;
-    this.#current = NO_SPAN;
+    this.current = undefined;
   }
 
   switches(): number {
     return this.#switches;
   }
 
-  #set(sample: SampleContext): void {
-    if (sample === this.#current) return;
-    this.#current = sample;
+  set(value: object | undefined): void {
+    if (value === this.current) return;
+    this.current = value;
     if (!time.isStarted()) return;
     this.#switches++;
-    time.setContext(sample);
+    time.setContext(value ?? NO_SPAN);
   }
 }

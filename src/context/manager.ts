@@ -1,8 +1,11 @@
-import { trace } from '@opentelemetry/api';
-import type { Context, SpanContext } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import type { Context, Span, SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { time } from '@datadog/pprof';
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import { FrameBinder, HookBinder } from './binder.js';
 import type { SamplerBinder } from './binder.js';
-import { NO_SPAN, spanNameOf } from './sample-context.js';
+import { NO_SPAN, sampleOfSpan } from './sample-context.js';
 import type { SampleContextCache, SampleContext } from './sample-context.js';
 
 /**
@@ -14,23 +17,52 @@ export interface ThreadContextRunner {
 }
 
 /**
+ * What a frame of the sampler's key holds: the sampler's holder (its native
+ * field points at the SampleContext), with the OTel Context at index 0.
+ */
+type Holder = { 0?: Context };
+
+/**
+ * Runs first in the sampler's new frame: the holder was made for the
+ * SampleContext (what the native sampler reads); index 0 now carries the
+ * OTel Context for `active()`. The sampler never reads index 0.
+ */
+function enterFrame<A extends unknown[], R>(key: AsyncLocalStorage<unknown>, context: Context, cb: (...a: A) => R, ...args: A): R {
+  const h = key.getStore() as Holder | undefined;
+  if (h !== undefined) h[0] = context;
+  return cb(...args);
+}
+
+/**
  * An OpenTelemetry context manager (AsyncLocalStorage based, so `await`,
  * timers, emitters and `context.bind` behave exactly as with the stock one)
  * that also binds the sampler to the span of every context it enters.
+ *
+ * AsyncContextFrame mode: once the sampler's key is known, every context is
+ * entered in that key's frame (one frame per `with`, as the stock manager),
+ * and `active()` reads it back from there. The native side holds only the
+ * span's small SampleContext, never the Context or the span. The key stays in use after the
+ * sampler stops (then with a plain `[context]` holder), so continuations
+ * entered earlier keep their context. Hooks mode: the stock frame, plus a
+ * write of the sampler's slot when the span changes.
  */
 export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
-  readonly #cache: SampleContextCache;
-  #binder: SamplerBinder | undefined;
+  #frame: FrameBinder | undefined;
+  #key: AsyncLocalStorage<unknown> | undefined;
+  #hooks: HookBinder | undefined;
   #threadContext: ThreadContextRunner | undefined;
 
-  constructor(cache: SampleContextCache) {
+  /** The cache argument is kept for callers of the earlier constructor; SampleContexts are per span now. */
+  constructor(_cache?: SampleContextCache) {
     super();
-    this.#cache = cache;
   }
 
   /** Attach (or detach, with undefined) the sampler binding. */
   setBinder(binder: SamplerBinder | undefined): void {
-    this.#binder = binder;
+    this.#frame = binder instanceof FrameBinder ? binder : undefined;
+    this.#hooks = binder instanceof HookBinder ? binder : undefined;
+    // A key once used stays: frames entered through it must still resolve.
+    if (this.#frame !== undefined) this.#key ??= this.#frame.key;
   }
 
   /** Also publish each entered span's thread-context record (or stop, with undefined). */
@@ -38,10 +70,30 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     this.#threadContext = runner;
   }
 
+  /** The span of the context active now. */
+  activeSpan(): Span | undefined {
+    return trace.getSpan(this.active());
+  }
+
+  /** The SampleContext of the context active now, undefined outside spans (the hooks binder's view). */
+  activeSampleOrUndefined(): SampleContext | undefined {
+    const span = trace.getSpan(this.active());
+    return span === undefined ? undefined : sampleOfSpan(span);
+  }
+
   /** The SampleContext of the context active now. */
   activeSample(): SampleContext {
-    const span = trace.getSpan(this.active());
-    return span === undefined ? NO_SPAN : this.#cache.get(span);
+    const span = this.activeSpan();
+    return span === undefined ? NO_SPAN : sampleOfSpan(span);
+  }
+
+  override active(): Context {
+    const key = this.#key;
+    if (key !== undefined) {
+      const h = key.getStore() as Holder | undefined;
+      if (h !== undefined) return h[0] ?? ROOT_CONTEXT;
+    }
+    return super.active();
   }
 
   override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
@@ -50,15 +102,62 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     thisArg?: ThisParameterType<F>,
     ...args: A
   ): ReturnType<F> {
-    const binder = this.#binder;
-    if (binder === undefined) return super.with(context, fn, thisArg, ...args);
+    // The binder finds the key when enabled, which may follow setBinder().
+    const key = this.#key ?? (this.#key = this.#frame?.key);
+    if (key !== undefined) return this.#withKey(key, context, fn, thisArg, args);
+    const hooks = this.#hooks;
+    if (hooks !== undefined && hooks.enabled) return this.#withHooks(hooks, context, fn, thisArg, args);
+    const frame = this.#frame;
+    if (frame !== undefined && frame.live) {
+      // The sampler's key could not be found: its frame around ours.
+      frame.noteEntry();
+      const span = trace.getSpan(context);
+      const sample = span === undefined ? NO_SPAN : sampleOfSpan(span);
+      return time.runWithContext(sample, () => super.with(context, fn, thisArg, ...args)) as ReturnType<F>;
+    }
+    return super.with(context, fn, thisArg, ...args);
+  }
+
+  #withKey<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    key: AsyncLocalStorage<unknown>,
+    context: Context,
+    fn: F,
+    thisArg: ThisParameterType<F> | undefined,
+    args: A,
+  ): ReturnType<F> {
+    const cb = (thisArg === undefined || thisArg === null ? fn : fn.bind(thisArg)) as (...a: A) => ReturnType<F>;
+    const frame = this.#frame;
+    if (frame === undefined || !frame.live) return key.run([context], cb, ...args);
+    frame.noteEntry();
     const span = trace.getSpan(context);
-    // Same span as the context we are in: the sampler is already bound.
-    if (span === trace.getSpan(this.active())) return super.with(context, fn, thisArg, ...args);
-    const sample = span === undefined ? NO_SPAN : this.#cache.get(span);
-    const enter = (): ReturnType<F> => super.with(context, fn, thisArg, ...args);
+    const sample = span === undefined ? NO_SPAN : sampleOfSpan(span);
     const tc = this.#threadContext;
-    if (tc === undefined || span === undefined) return binder.run(sample, enter);
-    return binder.run(sample, () => tc.run(span.spanContext(), enter, spanNameOf(span), sample.localRootSpanId));
+    if (tc === undefined || span === undefined) return time.runWithContext(sample, enterFrame, key, context, cb, ...args) as ReturnType<F>;
+    return tc.run(
+      span.spanContext(),
+      () => time.runWithContext(sample, enterFrame, key, context, cb, ...args) as ReturnType<F>,
+      sample.name,
+      sample.localRootSpanId,
+    );
+  }
+
+  #withHooks<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    hooks: HookBinder,
+    context: Context,
+    fn: F,
+    thisArg: ThisParameterType<F> | undefined,
+    args: A,
+  ): ReturnType<F> {
+    const span = trace.getSpan(context);
+    const sample = span === undefined ? undefined : sampleOfSpan(span);
+    // Same span as the one bound: nothing to switch.
+    if (sample === hooks.current) return super.with(context, fn, thisArg, ...args);
+    const prev = hooks.current;
+    hooks.set(sample);
+    try {
+      return super.with(context, fn, thisArg, ...args);
+    } finally {
+      hooks.set(prev);
+    }
   }
 }

@@ -1,19 +1,29 @@
-import type { Span, SpanContext } from '@opentelemetry/api';
+import { trace } from '@opentelemetry/api';
+import type { Context, Span, SpanContext } from '@opentelemetry/api';
 
 /**
- * What the sampler stores for a span: one frozen object per span, created once
- * and reused for every entry into that span, so re-binding is an identity
- * comparison and the native side sees the same handle. Ids stay as the hex
- * strings OpenTelemetry already holds; labels are built from this only when a
- * window is serialized.
+ * What the sampler holds for a span and builds its labels from: one small
+ * object per span, made when the span starts (or first entered, for spans of
+ * other providers) and kept on the span. It deliberately holds no reference
+ * to the span: the native sampler keeps what it holds strongly until the
+ * window is serialized, and a span graph kept that way survives young-gen
+ * collections and fills the old generation.
  */
 export interface SampleContext {
   readonly traceId: string;
   readonly spanId: string;
   readonly traceFlags: number;
   readonly localRootSpanId: string | undefined;
-  /** The span, read for its (possibly updated) name at serialization time. */
-  readonly span: Span | undefined;
+  /** The span's name, updated when it ends (a renamed span shows its final name). */
+  readonly name: string | undefined;
+}
+
+interface MutableSample {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly traceFlags: number;
+  readonly localRootSpanId: string | undefined;
+  name: string | undefined;
 }
 
 /** The context stored while no span is active: carries no span labels. */
@@ -22,64 +32,85 @@ export const NO_SPAN: SampleContext = Object.freeze({
   spanId: '',
   traceFlags: 0,
   localRootSpanId: undefined,
-  span: undefined,
+  name: undefined,
 });
 
-const MAX_LOCAL_ROOTS = 16_384;
+/** A span's SampleContext lives on the span object: one property store per span, gone with it. */
+const SAMPLE = Symbol('spanfuse.sample');
+type WithSample = { [SAMPLE]?: MutableSample };
+
+function create(span: Span, localRootSpanId: string): MutableSample {
+  const sc = span.spanContext();
+  const s: MutableSample = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, localRootSpanId, name: spanNameOf(span) };
+  (span as WithSample)[SAMPLE] = s;
+  return s;
+}
 
 /**
- * Caches one SampleContext per span and tracks local roots (the first span of a
- * trace in this process). Bounded: the span-id -> local-root map keeps the most
- * recent entries only.
+ * Record a starting span (called by the span processor's `onStart`): its
+ * SampleContext with its local root (the first span of its trace in this
+ * process). O(1): the parent, when local, already carries its root.
  */
+export function noteLocalRoot(span: Span, parentContext: Context): void {
+  const parent = trace.getSpan(parentContext);
+  const psc = parent?.spanContext();
+  const root =
+    psc === undefined || psc.isRemote === true
+      ? span.spanContext().spanId
+      : ((parent as WithSample)[SAMPLE]?.localRootSpanId ?? psc.spanId);
+  create(span, root);
+}
+
+/** Record an ending span's final name. */
+export function noteEnd(span: Span): void {
+  const s = (span as WithSample)[SAMPLE];
+  if (s !== undefined) s.name = spanNameOf(span);
+}
+
+/** The local root recorded at start; without it, from the parent link alone. */
+export function localRootOf(span: Span): string {
+  return sampleOfSpan(span).localRootSpanId ?? span.spanContext().spanId;
+}
+
+/** The SampleContext of a span (made on first use for spans nobody noted). */
+export function sampleOfSpan(span: Span): SampleContext {
+  const s = (span as WithSample)[SAMPLE];
+  if (s !== undefined) return s;
+  const parent = parentOf(span);
+  return create(span, parent === undefined || parent.isRemote === true ? span.spanContext().spanId : parent.spanId);
+}
+
+/**
+ * The SampleContext of a value the sampler recorded: a SampleContext, a Span
+ * or an OpenTelemetry Context. Anything else (or a context with no span) is
+ * NO_SPAN.
+ */
+export function resolveSample(value: unknown): SampleContext {
+  if (typeof value !== 'object' || value === null) return NO_SPAN;
+  const v = value as { spanId?: unknown; spanContext?: unknown; getValue?: unknown };
+  if (typeof v.spanId === 'string') return value as SampleContext;
+  if (typeof v.spanContext === 'function') return sampleOfSpan(value as Span);
+  if (typeof v.getValue === 'function') {
+    const span = trace.getSpan(value as Context);
+    return span === undefined ? NO_SPAN : sampleOfSpan(span);
+  }
+  return NO_SPAN;
+}
+
+/** Kept for callers of the earlier API: a view over the per-span SampleContexts above. */
 export class SampleContextCache {
-  readonly #bySpan = new WeakMap<Span, SampleContext>();
-  readonly #localRoot = new Map<string, string>();
-
   get(span: Span): SampleContext {
-    let c = this.#bySpan.get(span);
-    if (c === undefined) {
-      c = this.#create(span);
-      this.#bySpan.set(span, c);
-    }
-    return c;
+    return sampleOfSpan(span);
   }
 
-  /** Record the local root of a starting span; called by the span processor. */
-  noteStart(span: Span, parent: SpanContext | undefined): void {
-    const id = span.spanContext().spanId;
-    this.#remember(id, this.#rootFor(id, parent));
+  /** Record a starting span; called by the span processor. */
+  noteStart(span: Span, parentContext: Context): void {
+    noteLocalRoot(span, parentContext);
   }
 
-  #create(span: Span): SampleContext {
-    const sc = span.spanContext();
-    const parent = parentOf(span);
-    let root = this.#localRoot.get(sc.spanId);
-    if (root === undefined) {
-      root = this.#rootFor(sc.spanId, parent);
-      this.#remember(sc.spanId, root);
-    }
-    return Object.freeze({
-      traceId: sc.traceId,
-      spanId: sc.spanId,
-      traceFlags: sc.traceFlags,
-      localRootSpanId: root,
-      span,
-    });
-  }
-
-  #rootFor(spanId: string, parent: SpanContext | undefined): string {
-    if (parent === undefined || parent.isRemote === true) return spanId;
-    // The parent started (and was entered) before this span in this process.
-    return this.#localRoot.get(parent.spanId) ?? parent.spanId;
-  }
-
-  #remember(spanId: string, root: string): void {
-    if (this.#localRoot.size >= MAX_LOCAL_ROOTS) {
-      const oldest = this.#localRoot.keys().next();
-      if (oldest.done !== true) this.#localRoot.delete(oldest.value);
-    }
-    this.#localRoot.set(spanId, root);
+  /** Record an ending span's final name. */
+  noteEnd(span: Span): void {
+    noteEnd(span);
   }
 }
 

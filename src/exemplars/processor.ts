@@ -87,6 +87,13 @@ interface Held extends HoldEntry {
   readonly localRoot: boolean;
 }
 
+/**
+ * A span's counter token lives on the span object (one property store per
+ * span, gone with the span) rather than in a WeakMap.
+ */
+const COUNTERS_TOKEN = Symbol('spanfuse.counters');
+type WithToken = { [COUNTERS_TOKEN]?: unknown };
+
 /** Tail refs kept per window until it closes, and windows tracked at once. */
 const MAX_REFS_PER_WINDOW = 10_000;
 const MAX_REF_WINDOWS = 4;
@@ -108,7 +115,6 @@ export class TailSpanProcessor implements SpanProcessor {
   readonly #detector: TailDetector;
   readonly #currentProfileId: () => string | undefined;
   readonly #counters: SpanCounterSource | undefined;
-  readonly #tokens = new WeakMap<object, unknown>();
   readonly #retention: RetentionPins | undefined;
   readonly #diag: Diagnostics;
   readonly #maxSpansPerWindow: number;
@@ -153,7 +159,7 @@ export class TailSpanProcessor implements SpanProcessor {
   onStart(span: Span, parentContext: Context): void {
     if (this.#counters !== undefined) {
       try {
-        this.#tokens.set(span, this.#counters.begin());
+        (span as WithToken)[COUNTERS_TOKEN] = this.#counters.begin();
       } catch (err) {
         this.#fail('counters.begin', err);
       }
@@ -317,9 +323,9 @@ export class TailSpanProcessor implements SpanProcessor {
 
   #endCounters(span: Span): Readonly<Record<string, number>> | undefined {
     if (this.#counters === undefined) return undefined;
-    const token = this.#tokens.get(span);
+    const token = (span as WithToken)[COUNTERS_TOKEN];
     if (token === undefined) return undefined;
-    this.#tokens.delete(span);
+    (span as WithToken)[COUNTERS_TOKEN] = undefined;
     try {
       return this.#counters.end(token);
     } catch (err) {

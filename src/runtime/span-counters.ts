@@ -34,8 +34,19 @@ const I_LOOP = 6;
 const I_PASSES = 7;
 const I_HW = 8;
 
+/**
+ * `begin()` hands out the last snapshot while it is younger than this: a
+ * snapshot costs syscalls (getrusage, perf read) worth several µs, paid at
+ * most once per millisecond instead of once per span. Start values are thus
+ * up to this old (counters of the thread only grow, so a delta may include
+ * up to this much work just before the span, never less than the span's own).
+ */
+export const DEFAULT_BEGIN_REUSE_MS = 1;
+
 export interface SpanCounterDeps {
   readonly tid: number;
+  /** See DEFAULT_BEGIN_REUSE_MS; 0 takes a snapshot at every begin(). */
+  readonly beginReuseMs?: number;
   /** Exact reads at start and end; without it, the sampler's readings. */
   readonly threadCounters?: ThreadCounterReader;
   readonly state?: StateReader;
@@ -48,17 +59,26 @@ export class ThreadWindowCounters implements SpanCounterSource {
   readonly #size: number;
   readonly #hwNames: readonly string[];
   readonly #hw: Float64Array;
+  readonly #reuseMs: number;
+  #last: Float64Array | undefined;
+  #lastAt = 0;
 
   constructor(deps: SpanCounterDeps) {
     this.#d = deps;
+    this.#reuseMs = deps.beginReuseMs ?? DEFAULT_BEGIN_REUSE_MS;
     this.#hwNames = deps.hardware?.names ?? [];
     this.#size = I_HW + this.#hwNames.length;
     this.#hw = new Float64Array(this.#hwNames.length);
   }
 
   begin(): unknown {
+    const now = performance.now();
+    const last = this.#last;
+    if (last !== undefined && now - this.#lastAt < this.#reuseMs) return last;
     const t = new Float64Array(this.#size).fill(Number.NaN);
     this.#fill(t);
+    this.#last = t;
+    this.#lastAt = now;
     return t;
   }
 

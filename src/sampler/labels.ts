@@ -10,7 +10,7 @@ import {
   LABEL_TRACE_FLAGS,
   LABEL_TRACE_ID,
 } from '../core/labels.js';
-import { spanNameOf } from '../context/index.js';
+import { resolveSample } from '../context/index.js';
 import type { SampleContext } from '../context/index.js';
 
 export interface ThreadIdentity {
@@ -23,7 +23,7 @@ const NOT_IN_SPAN = new Set(['(idle)', '(program)']);
 
 /**
  * Builds the label function for one serialization. Label sets are built once
- * per SampleContext (ids are already hex; the name is read now, so a span
+ * per SampleContext (ids are already hex; the name is the one recorded when the span ended, so a span
  * renamed after it started shows its final name) and copied per sample only to
  * add the timestamp.
  */
@@ -41,8 +41,7 @@ export function labelGenerator(thread: ThreadIdentity): (args: GenerateTimeLabel
       set[LABEL_TRACE_ID] = s.traceId;
       set[LABEL_SPAN_ID] = s.spanId;
       set[LABEL_TRACE_FLAGS] = s.traceFlags.toString(16).padStart(2, '0');
-      const name = spanNameOf(s.span);
-      if (name !== undefined) set[LABEL_SPAN_NAME] = name;
+      if (s.name !== undefined) set[LABEL_SPAN_NAME] = s.name;
       if (s.localRootSpanId !== undefined) set[LABEL_LOCAL_ROOT_SPAN_ID] = s.localRootSpanId;
       bySample.set(s, set);
     }
@@ -54,9 +53,10 @@ export function labelGenerator(thread: ThreadIdentity): (args: GenerateTimeLabel
   return ({ node, context }) => {
     try {
       if (context === undefined) return threadLabels;
-      const s = context.context as Partial<SampleContext> | undefined;
-      const inSpan = typeof s?.spanId === 'string' && s.spanId !== '' && !NOT_IN_SPAN.has(node.name ?? '');
-      const base = inSpan ? spanLabels(s as SampleContext) : threadLabels;
+      // The sampler holds a Context (frames), a Span (hooks) or a SampleContext.
+      const s = resolveSample(context.context);
+      const inSpan = s.spanId !== '' && !NOT_IN_SPAN.has(node.name ?? '');
+      const base = inSpan ? spanLabels(s) : threadLabels;
       // pprof-format takes bigint label values; the LabelSet type says number.
       const ts = (context.timestamp * 1000n) as unknown as number;
       return { ...base, [LABEL_TIMESTAMP_NS]: ts };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Diagnostics } from '../core/diagnostics.js';
-import { hrTimeToNanos } from './time.js';
+import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
 
 export interface JsonlSpanProcessorOptions {
   readonly dir: string;
@@ -18,21 +18,34 @@ export interface JsonlSpanProcessorOptions {
 
 export const SPANS_FILE = 'spans.jsonl';
 
+/** Spans whose lines are built together (bounds the spans kept by reference). */
+const BATCH_SPANS = 256;
+/** Buffered bytes that trigger a write before the flush interval. */
+const EARLY_FLUSH_BYTES = 1024 * 1024;
+
 /**
  * The embedded span output: one JSON object per ended span in
- * `<dir>/spans.jsonl`. Lines are buffered and appended once a second (timer
+ * `<dir>/spans.jsonl`. `onEnd` only keeps a reference; lines are built a
+ * batch of spans at a time, buffered and appended once a second (timer
  * unref'd), and written synchronously by `flushSync()` on process exit, so no
  * span is lost when the app calls `process.exit()`. Memory is bounded: beyond
- * `maxBufferBytes` the oldest lines are dropped and counted.
+ * `maxBufferBytes` the oldest batches of lines are dropped and counted.
  */
 export class JsonlSpanProcessor implements SpanProcessor {
   readonly #opts: Required<Omit<JsonlSpanProcessorOptions, 'diagnostics'>>;
   readonly #diag: Diagnostics;
-  #lines: string[] = [];
+  /** Ended spans whose lines are not built yet (at most BATCH_SPANS). */
+  #pending: ReadableSpan[] = [];
+  /** Built lines, a batch per chunk, oldest first; `#chunkLines` counts each chunk's lines. */
+  #chunks: string[] = [];
+  #chunkLines: number[] = [];
   #bytes = 0;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
   #dirReady = false;
+  #early = false;
+  /** Writes handed to the chain and not finished yet. */
+  #inFlight = 0;
   #closed = false;
   #written = 0;
   #dropped = 0;
@@ -55,21 +68,10 @@ export class JsonlSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.#closed) return;
-    let line: string;
-    try {
-      line = JSON.stringify(toJson(span)) + '\n';
-    } catch (err) {
-      this.#diag.error('spans.serialize', err);
-      return;
-    }
-    this.#lines.push(line);
-    this.#bytes += line.length;
-    while (this.#bytes > this.#opts.maxBufferBytes && this.#lines.length > 1) {
-      const old = this.#lines.shift();
-      this.#bytes -= old?.length ?? 0;
-      this.#dropped++;
-      this.#diag.count('spans.dropped');
-    }
+    // Only a reference here: lines are built a batch at a time, off the
+    // span's own path (an ended span no longer changes).
+    this.#pending.push(span);
+    if (this.#pending.length >= BATCH_SPANS) this.#serializePending();
     if (this.#timer === undefined) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
@@ -79,10 +81,50 @@ export class JsonlSpanProcessor implements SpanProcessor {
     }
   }
 
+  /** Turn the pending spans into one chunk of lines; drop the oldest chunks beyond the byte bound. */
+  #serializePending(): void {
+    const spans = this.#pending;
+    if (spans.length === 0) return;
+    this.#pending = [];
+    const parts: string[] = [];
+    for (const span of spans) {
+      try {
+        parts.push(toLine(span));
+      } catch (err) {
+        this.#diag.error('spans.serialize', err);
+      }
+    }
+    const lines = parts.length;
+    if (lines === 0) return;
+    const chunk = parts.join('');
+    this.#chunks.push(chunk);
+    this.#chunkLines.push(lines);
+    this.#bytes += chunk.length;
+    while (this.#bytes > this.#opts.maxBufferBytes && this.#chunks.length > 1) {
+      const old = this.#chunks.shift() ?? '';
+      const n = this.#chunkLines.shift() ?? 0;
+      this.#bytes -= old.length;
+      this.#dropped += n;
+      this.#diag.count('spans.dropped', n);
+    }
+    // Many spans per second: write now rather than hold a second's worth.
+    // (Not while a write is under way: then the byte bound above holds.)
+    if (this.#bytes >= EARLY_FLUSH_BYTES && !this.#early && this.#inFlight === 0) {
+      this.#early = true;
+      setImmediate(() => {
+        this.#early = false;
+        void this.forceFlush();
+      }).unref();
+    }
+  }
+
   forceFlush(): Promise<void> {
     const lines = this.#take();
     if (lines === '') return this.#writing;
-    this.#writing = this.#writing.then(() => this.#append(lines));
+    this.#inFlight++;
+    this.#writing = this.#writing.then(() => this.#append(lines)).finally(() => {
+      this.#inFlight--;
+    });
     return this.#writing;
   }
 
@@ -112,9 +154,11 @@ export class JsonlSpanProcessor implements SpanProcessor {
   }
 
   #take(): string {
-    if (this.#lines.length === 0) return '';
-    const s = this.#lines.join('');
-    this.#lines = [];
+    this.#serializePending();
+    if (this.#chunks.length === 0) return '';
+    const s = this.#chunks.join('');
+    this.#chunks = [];
+    this.#chunkLines = [];
     this.#bytes = 0;
     return s;
   }
@@ -153,6 +197,37 @@ function countLines(s: string): number {
   let n = 0;
   for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
   return n;
+}
+
+/**
+ * One line of `spans.jsonl`: the same text as `JSON.stringify(toJson(span))`
+ * plus a newline, built without the intermediate object and bigints.
+ */
+export function toLine(span: ReadableSpan): string {
+  const sc = span.spanContext();
+  const parent = span.parentSpanContext?.spanId;
+  const st = span.status;
+  return (
+    '{"traceId":' +
+    JSON.stringify(sc.traceId) +
+    ',"spanId":' +
+    JSON.stringify(sc.spanId) +
+    (parent === undefined ? '' : ',"parentSpanId":' + JSON.stringify(parent)) +
+    ',"name":' +
+    JSON.stringify(span.name) +
+    ',"kind":' +
+    JSON.stringify(span.kind) +
+    ',"startTimeUnixNano":"' +
+    hrTimeToNanoString(span.startTime) +
+    '","endTimeUnixNano":"' +
+    hrTimeToNanoString(span.endTime) +
+    '","attributes":' +
+    JSON.stringify(span.attributes) +
+    ',"status":{"code":' +
+    JSON.stringify(st.code) +
+    (st.message === undefined ? '' : ',"message":' + JSON.stringify(st.message)) +
+    '}}\n'
+  );
 }
 
 /** The JSON shape of a span in `spans.jsonl` (README documents it). */

@@ -1,4 +1,3 @@
-import { trace } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SampleContextCache } from '../context/index.js';
@@ -15,9 +14,10 @@ export class LocalRootProcessor implements SpanProcessor {
     this.#onSpanEnd = onSpanEnd;
   }
   onStart(span: Span, parentContext: Context): void {
-    this.#cache.noteStart(span, trace.getSpanContext(parentContext));
+    this.#cache.noteStart(span, parentContext);
   }
   onEnd(span: ReadableSpan): void {
+    this.#cache.noteEnd(span as unknown as Span);
     this.#onSpanEnd?.(span);
   }
   forceFlush(): Promise<void> {

@@ -1,0 +1,162 @@
+// Per-span cost of spanfuse over a bare OpenTelemetry SDK.
+//
+// Each measurement is a fresh process running one variant:
+//   control   BasicTracerProvider (no processors) + the stock
+//             AsyncLocalStorageContextManager
+//   spanfuse  start() at defaults: sampler running, spanfuse's context
+//             manager, provider and processors (local root, tail, spans.jsonl)
+//   spanfuse-tc  the same with SPANFUSE_THREAD_CONTEXT=true (OTEP-4947)
+// The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
+// with a turn of the event loop (setImmediate) every 64 spans.
+// Rounds interleave the variants (order rotated each round); the table gives
+// per-span µs (median / min / max over rounds) of wall time and of process
+// CPU time (all threads: includes the sampler's and V8's profiler threads).
+// Run (after `npm run build`):
+//   node dist/bench/spans/per-span.js [--rounds 9] [--spans 100000]
+//        [--variants control,spanfuse,spanfuse-tc] [--node-arg=--no-async-context-frame]
+//        [--node /path/to/node]
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc';
+const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc'];
+
+interface ChildResult {
+  readonly variant: VariantName;
+  readonly wallNsPerSpan: number;
+  readonly cpuNsPerSpan: number;
+  readonly mode: string;
+  readonly threadContext: boolean;
+  readonly labelled: number;
+}
+
+const argv = process.argv.slice(2);
+const opt = (name: string, dflt: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
+};
+
+async function child(variant: VariantName, spans: number): Promise<void> {
+  const api = await import('@opentelemetry/api');
+  let info = { mode: 'none', threadContext: false, labelled: () => 0 };
+  let stop: () => Promise<void> = () => Promise.resolve();
+  if (variant === 'control') {
+    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    const cm = new AsyncLocalStorageContextManager();
+    cm.enable();
+    api.context.setGlobalContextManager(cm);
+    api.trace.setGlobalTracerProvider(new BasicTracerProvider());
+  } else {
+    const { start } = await import('../../src/index.js');
+    const sf = start();
+    if (sf === undefined) throw new Error('spanfuse did not start');
+    info = { mode: sf.mode, threadContext: sf.stats().runtime?.threadContext === 'active', labelled: () => sf.stats().windows.labelledSamples };
+    stop = () => sf.shutdown();
+  }
+  const tracer = api.trace.getTracer('per-span');
+  const one = (): Promise<void> =>
+    tracer.startActiveSpan('op', async (span) => {
+      await Promise.resolve();
+      span.end();
+    });
+  const run = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) {
+      await one();
+      // Let timers and I/O run, as a service's event loop would.
+      if ((i & 63) === 63) await new Promise((r) => setImmediate(r));
+    }
+  };
+  await run(Math.min(50_000, spans));
+  // Five segments; the median segment is the process's figure.
+  const seg = Math.ceil(spans / 5);
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let s = 0; s < 5; s++) {
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    await run(seg);
+    const t1 = process.hrtime.bigint();
+    const c1 = process.cpuUsage(c0);
+    wall.push(Number(t1 - t0) / seg);
+    cpu.push(((c1.user + c1.system) * 1000) / seg);
+  }
+  await stop();
+  const res: ChildResult = {
+    variant,
+    wallNsPerSpan: median(wall),
+    cpuNsPerSpan: median(cpu),
+    mode: info.mode,
+    threadContext: info.threadContext,
+    labelled: info.labelled(),
+  };
+  process.stdout.write(JSON.stringify(res) + '\n');
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function parent(): void {
+  const rounds = Number(opt('rounds', '9'));
+  const spans = Number(opt('spans', '100000'));
+  const variants = opt('variants', VARIANTS.join(',')).split(',') as VariantName[];
+  const node = opt('node', process.execPath);
+  const nodeArgs = argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
+  const self = fileURLToPath(import.meta.url);
+  const out = mkdtempSync(join(tmpdir(), 'spanfuse-per-span-'));
+  const results = new Map<VariantName, ChildResult[]>(variants.map((v) => [v, []]));
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const order = variants.map((_, i) => variants[(i + r) % variants.length]!);
+      for (const v of order) {
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          SPANFUSE_OUTPUT_DIR: join(out, `${v}-${r}`),
+          SPANFUSE_THREAD_CONTEXT: v === 'spanfuse-tc' ? 'true' : 'false',
+        };
+        const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans)], { env, encoding: 'utf8', timeout: 300_000 });
+        if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);
+        const line = p.stdout.trim().split('\n').pop() ?? '';
+        results.get(v)!.push(JSON.parse(line) as ChildResult);
+      }
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  report(results, { rounds, spans, node, nodeArgs });
+}
+
+function report(results: Map<VariantName, ChildResult[]>, o: { rounds: number; spans: number; node: string; nodeArgs: string[] }): void {
+  const version = spawnSync(o.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  console.log(`node ${version} ${o.nodeArgs.join(' ')}; ${o.rounds} interleaved rounds, ${o.spans} spans measured per process`);
+  console.log('| variant | mode | wall µs/span median (min-max) | CPU µs/span median (min-max) | Δ wall vs control | Δ CPU vs control |');
+  console.log('|---|---|---|---|---|---|');
+  const control = results.get('control');
+  const us = (ns: number): string => (ns / 1000).toFixed(2);
+  const stats = (xs: number[]): string => `${us(median(xs))} (${us(Math.min(...xs))}-${us(Math.max(...xs))})`;
+  for (const [v, rs] of results) {
+    const wall = rs.map((x) => x.wallNsPerSpan);
+    const cpu = rs.map((x) => x.cpuNsPerSpan);
+    let dWall = '';
+    let dCpu = '';
+    if (control !== undefined && v !== 'control') {
+      // Per-round differences (the control of the same round), then their median.
+      const dw = rs.map((x, i) => x.wallNsPerSpan - control[i]!.wallNsPerSpan);
+      const dc = rs.map((x, i) => x.cpuNsPerSpan - control[i]!.cpuNsPerSpan);
+      dWall = `+${us(median(dw))} (${us(Math.min(...dw))}..${us(Math.max(...dw))})`;
+      dCpu = `+${us(median(dc))} (${us(Math.min(...dc))}..${us(Math.max(...dc))})`;
+    }
+    const mode = rs[0] === undefined ? '' : `${rs[0].mode}${rs[0].threadContext ? ' +thread ctx' : ''}`;
+    console.log(`| ${v} | ${mode} | ${stats(wall)} | ${stats(cpu)} | ${dWall} | ${dCpu} |`);
+  }
+}
+
+const ci = argv.indexOf('--child');
+if (ci >= 0) await child(argv[ci + 1] as VariantName, Number(opt('spans', '100000')));
+else parent();
