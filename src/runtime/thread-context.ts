@@ -49,6 +49,11 @@ export function detectThreadContext(): ThreadContextSupport {
 }
 
 function hexBytes(hex: string, n: number): Uint8Array {
+  // The usual case (a valid id of the right length) converts in one step.
+  if (hex.length === n * 2) {
+    const b = Buffer.from(hex, 'hex');
+    if (b.length === n) return b;
+  }
   return Uint8Array.from(Buffer.from(hex.padStart(n * 2, '0').slice(-n * 2), 'hex'));
 }
 

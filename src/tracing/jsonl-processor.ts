@@ -216,7 +216,7 @@ export function toLine(span: ReadableSpan): string {
     ',"name":' +
     JSON.stringify(span.name) +
     ',"kind":' +
-    JSON.stringify(span.kind) +
+    jsonNumber(span.kind) +
     ',"startTimeUnixNano":"' +
     hrTimeToNanoString(span.startTime) +
     '","endTimeUnixNano":"' +
@@ -224,10 +224,15 @@ export function toLine(span: ReadableSpan): string {
     '","attributes":' +
     JSON.stringify(span.attributes) +
     ',"status":{"code":' +
-    JSON.stringify(st.code) +
+    jsonNumber(st.code) +
     (st.message === undefined ? '' : ',"message":' + JSON.stringify(st.message)) +
     '}}\n'
   );
+}
+
+/** `JSON.stringify(n)` for the small integers of kinds and status codes, without the call. */
+function jsonNumber(n: number): string {
+  return Number.isSafeInteger(n) ? String(n) : JSON.stringify(n);
 }
 
 /** The JSON shape of a span in `spans.jsonl` (README documents it). */
