@@ -298,7 +298,8 @@ export class Spanfuse {
 
   #collect(restart: boolean): WindowProfile | undefined {
     try {
-      const w = this.#sampler.rotate(restart);
+      // The last stop runs shielded so the caller's frame keeps its context.
+      const w = restart ? this.#sampler.rotate(true) : this.#contextManager.shieldFrame(() => this.#sampler.rotate(false));
       if (w === undefined) return undefined;
       this.#windows++;
       this.#count(w);

@@ -22,6 +22,9 @@ export interface ThreadContextRunner {
  */
 type Holder = { 0?: Context };
 
+/** The value of the throwaway frame `shieldFrame` runs in (never read). */
+const SHIELD: Holder = Object.freeze([ROOT_CONTEXT]) as Holder;
+
 /**
  * Runs first in the sampler's new frame: the holder was made for the
  * SampleContext (what the native sampler reads); index 0 now carries the
@@ -85,6 +88,18 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
   activeSample(): SampleContext {
     const span = this.activeSpan();
     return span === undefined ? NO_SPAN : sampleOfSpan(span);
+  }
+
+  /**
+   * Run `fn` (the sampler's final stop) in a throwaway frame: stopping
+   * @datadog/pprof's wall profiler disables its AsyncLocalStorage, which
+   * deletes the key from the *current* frame in place, and that frame is
+   * shared with the caller's pending continuations. Run this way, the
+   * deletion hits a copy and the caller's frame keeps its context.
+   */
+  shieldFrame<T>(fn: () => T): T {
+    const key = this.#key;
+    return key === undefined ? fn() : key.run(SHIELD, fn);
   }
 
   override active(): Context {

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
+import { time } from '@datadog/pprof';
+import { start } from '../../src/index.js';
+import { sampleOfSpan } from '../../src/context/index.js';
+
+/**
+ * The context manager with the sampler bound (one frame per entry on the
+ * sampler's own key in AsyncContextFrame mode, a slot write in hooks mode)
+ * must propagate exactly as the stock manager does, before, during and after
+ * spanfuse runs; and the sampler must hold the span's small SampleContext,
+ * never the span.
+ */
+test('context propagation, sampler values and local roots with spanfuse running, and after shutdown', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-cm-'));
+  const sf = start({ outputDir: dir, spansFile: false, windowMs: 600_000 });
+  assert.ok(sf);
+  try {
+    const tracer = trace.getTracer('cm-test');
+    const seen: Record<string, unknown> = {};
+    let pendingAfterShutdown: Promise<Span | undefined> | undefined;
+    let rootSpan: Span | undefined;
+    await tracer.startActiveSpan('root', async (root) => {
+      rootSpan = root;
+      assert.equal(trace.getActiveSpan(), root);
+      // What the native sampler holds for the running code: the SampleContext.
+      const held = time.getContext() as { spanId?: unknown; span?: unknown } | undefined;
+      assert.equal(held?.spanId, root.spanContext().spanId, `sampler holds ${String(held)}`);
+      assert.equal('span' in (held ?? {}), false, 'the sampler must not hold the span itself');
+
+      await tracer.startActiveSpan('child', async (child) => {
+        await new Promise((r) => setTimeout(r, 5));
+        assert.equal(trace.getActiveSpan(), child, 'child after a timer');
+        await tracer.startActiveSpan('grandchild', async (g) => {
+          await Promise.resolve();
+          assert.equal(trace.getActiveSpan(), g);
+          assert.equal(sampleOfSpan(g).localRootSpanId, root.spanContext().spanId, 'grandchild local root');
+          g.end();
+        });
+        // Entering the root context suppresses the span, and comes back.
+        context.with(ROOT_CONTEXT, () => assert.equal(trace.getActiveSpan(), undefined));
+        assert.equal(trace.getActiveSpan(), child);
+        const bound = context.bind(trace.setSpan(ROOT_CONTEXT, root), () => trace.getActiveSpan());
+        assert.equal(bound(), root, 'context.bind');
+        child.end();
+      });
+      assert.equal(trace.getActiveSpan(), root, 'root after the child ended');
+      // A continuation created now and resumed after shutdown keeps its span.
+      pendingAfterShutdown = new Promise((r) => setTimeout(r, 50)).then(() => trace.getActiveSpan());
+      await sf.shutdown();
+      seen['afterShutdown'] = trace.getActiveSpan();
+      root.end();
+    });
+    assert.equal(seen['afterShutdown'], rootSpan, 'the caller of shutdown() keeps its span');
+    assert.equal(await pendingAfterShutdown, rootSpan, 'a pending continuation keeps its span across shutdown');
+    // After shutdown, contexts still propagate.
+    await tracer.startActiveSpan('late', async (late) => {
+      await Promise.resolve();
+      assert.equal(trace.getActiveSpan(), late);
+      late.end();
+    });
+    assert.ok(sf.stats().contextSwitches > 0, 'the binding was used');
+  } finally {
+    await sf.shutdown();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
