@@ -68,20 +68,20 @@ export class FrameBinder implements SamplerBinder {
 function findSamplerKey(): AsyncLocalStorage<unknown> | undefined {
   const proto = AsyncLocalStorage.prototype as { run: (...a: unknown[]) => unknown };
   const run = proto.run;
-  let seen: AsyncLocalStorage<unknown> | undefined;
+  const entered: AsyncLocalStorage<unknown>[] = [];
   try {
     proto.run = function (this: AsyncLocalStorage<unknown>, ...a: unknown[]): unknown {
-      seen ??= this;
+      entered.push(this);
       return run.apply(this, a);
     };
     const probe = {};
     let holds = false;
     time.runWithContext(probe, () => {
       proto.run = run;
-      const h = seen?.getStore() as { 0?: unknown } | undefined;
+      const h = entered[0]?.getStore() as { 0?: unknown } | undefined;
       holds = h?.[0] === probe && time.getContext() === probe;
     });
-    return holds ? seen : undefined;
+    return holds ? entered[0] : undefined;
   } catch {
     return undefined;
   } finally {

@@ -23,7 +23,7 @@ export interface ThreadContextRunner {
 type Holder = { 0?: Context };
 
 /** The value of the throwaway frame `shieldFrame` runs in (never read). */
-const SHIELD: Holder = Object.freeze([ROOT_CONTEXT]) as Holder;
+const SHIELD: Holder = Object.freeze([ROOT_CONTEXT]);
 
 /**
  * Runs first in the sampler's new frame: the holder was made for the
@@ -128,7 +128,7 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
       frame.noteEntry();
       const span = trace.getSpan(context);
       const sample = span === undefined ? NO_SPAN : sampleOfSpan(span);
-      return time.runWithContext(sample, () => super.with(context, fn, thisArg, ...args)) as ReturnType<F>;
+      return time.runWithContext<ReturnType<F>, []>(sample, () => super.with(context, fn, thisArg, ...args));
     }
     return super.with(context, fn, thisArg, ...args);
   }
@@ -147,10 +147,10 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     const span = trace.getSpan(context);
     const sample = span === undefined ? NO_SPAN : sampleOfSpan(span);
     const tc = this.#threadContext;
-    if (tc === undefined || span === undefined) return time.runWithContext(sample, enterFrame, key, context, cb, ...args) as ReturnType<F>;
+    if (tc === undefined || span === undefined) return time.runWithContext(sample, enterFrame<A, ReturnType<F>>, key, context, cb, ...args);
     return tc.run(
       span.spanContext(),
-      () => time.runWithContext(sample, enterFrame, key, context, cb, ...args) as ReturnType<F>,
+      () => time.runWithContext(sample, enterFrame<A, ReturnType<F>>, key, context, cb, ...args),
       sample.name,
       sample.localRootSpanId,
     );

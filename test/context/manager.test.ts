@@ -30,7 +30,7 @@ test('context propagation, sampler values and local roots with spanfuse running,
       assert.equal(trace.getActiveSpan(), root);
       // What the native sampler holds for the running code: the SampleContext.
       const held = time.getContext() as { spanId?: unknown; span?: unknown } | undefined;
-      assert.equal(held?.spanId, root.spanContext().spanId, `sampler holds ${String(held)}`);
+      assert.equal(held?.spanId, root.spanContext().spanId, `sampler holds ${JSON.stringify(held)}`);
       assert.equal('span' in (held ?? {}), false, 'the sampler must not hold the span itself');
 
       await tracer.startActiveSpan('child', async (child) => {
