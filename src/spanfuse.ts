@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import * as workerThreads from 'node:worker_threads';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ResolvedConfig } from './config/index.js';
 import { Diagnostics } from './core/diagnostics.js';
 import type { ContextMode, WindowProfile } from './core/window.js';
@@ -194,7 +194,7 @@ export class Spanfuse {
 
   #localRoot(): LocalRootProcessor {
     // Ended spans drop out of the thread-context record at once (OTEP-4947).
-    return new LocalRootProcessor(this.#cache, (span) => this.#threadContext?.end(span.spanContext()));
+    return new LocalRootProcessor(this.#cache, (span) => this.#threadContext?.end(this.#cache.get(span as unknown as Span)));
   }
 
   #newTail(downstream: SpanProcessor): TailSpanProcessor | undefined {

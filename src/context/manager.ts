@@ -13,7 +13,8 @@ import type { SampleContextCache, SampleContext } from './sample-context.js';
  * context); the runtime stage provides it on AsyncContextFrame runtimes.
  */
 export interface ThreadContextRunner {
-  run<T>(spanContext: SpanContext, fn: () => T, spanName?: string, localRootSpanId?: string): T;
+  /** `span` has the SpanContext fields; one object per span (spanfuse passes its SampleContext). */
+  run<T>(span: Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>, fn: () => T, spanName?: string, localRootSpanId?: string): T;
 }
 
 /**
@@ -148,8 +149,9 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     const sample = span === undefined ? NO_SPAN : sampleOfSpan(span);
     const tc = this.#threadContext;
     if (tc === undefined || span === undefined) return time.runWithContext(sample, enterFrame<A, ReturnType<F>>, key, context, cb, ...args);
+    // The SampleContext stands for the span (it has the SpanContext fields).
     return tc.run(
-      span.spanContext(),
+      sample,
       () => time.runWithContext(sample, enterFrame<A, ReturnType<F>>, key, context, cb, ...args),
       sample.name,
       sample.localRootSpanId,

@@ -57,11 +57,17 @@ function hexBytes(hex: string, n: number): Uint8Array {
   return Uint8Array.from(Buffer.from(hex.padStart(n * 2, '0').slice(-n * 2), 'hex'));
 }
 
+/**
+ * One record per span: kept on the object that stands for the span (spanfuse
+ * passes its per-span SampleContext, which has the SpanContext fields), so
+ * no map is touched per span; it dies with that object.
+ */
+const RECORD = Symbol('spanfuse.threadContextRecord');
+type WithRecord = { [RECORD]?: ThreadContext | undefined };
+
 export class ThreadContextPublisher {
   readonly #api: OtelThreadCtx | undefined;
   readonly reason: string | undefined;
-  // One record per span context object; it dies with the span.
-  readonly #cache = new WeakMap<SpanContext, ThreadContext>();
 
   constructor(support: ThreadContextSupport = detectThreadContext()) {
     if (support.supported) this.#api = support.api;
@@ -81,13 +87,14 @@ export class ThreadContextPublisher {
   contextFor(spanContext: SpanContext, spanName?: string, localRootSpanId?: string): ThreadContext | undefined {
     const api = this.#api;
     if (!api) return undefined;
-    let ctx = this.#cache.get(spanContext);
+    const holder = spanContext as WithRecord;
+    let ctx = holder[RECORD];
     if (ctx === undefined) {
       ctx = new api.ThreadContext(hexBytes(spanContext.traceId, 16), hexBytes(spanContext.spanId, 8), spanContext.traceFlags, [
         spanName,
         localRootSpanId,
       ]);
-      this.#cache.set(spanContext, ctx);
+      holder[RECORD] = ctx;
     }
     return ctx;
   }
@@ -103,9 +110,10 @@ export class ThreadContextPublisher {
 
   /** On span end: every frame still holding the record now shows it invalid. */
   end(spanContext: SpanContext): void {
-    const ctx = this.#cache.get(spanContext);
+    const holder = spanContext as WithRecord;
+    const ctx = holder[RECORD];
     if (!ctx) return;
     ctx.invalidate();
-    this.#cache.delete(spanContext);
+    holder[RECORD] = undefined;
   }
 }

@@ -36,9 +36,9 @@ export class JsonlSpanProcessor implements SpanProcessor {
   readonly #diag: Diagnostics;
   /** Ended spans whose lines are not built yet (at most BATCH_SPANS). */
   #pending: ReadableSpan[] = [];
-  /** Built lines, a batch per chunk, oldest first; `#chunkLines` counts each chunk's lines. */
-  #chunks: string[] = [];
-  #chunkLines: number[] = [];
+  /** Built lines, a batch per chunk, oldest first; `#chunkBytes` sizes each chunk. */
+  #chunks: string[][] = [];
+  #chunkBytes: number[] = [];
   #bytes = 0;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
@@ -86,26 +86,27 @@ export class JsonlSpanProcessor implements SpanProcessor {
     const spans = this.#pending;
     if (spans.length === 0) return;
     this.#pending = [];
-    const parts: string[] = [];
+    // Lines stay separate strings until #take() joins everything once.
+    const lines: string[] = [];
+    let bytes = 0;
     for (const span of spans) {
       try {
-        parts.push(toLine(span));
+        const line = toLine(span);
+        lines.push(line);
+        bytes += line.length;
       } catch (err) {
         this.#diag.error('spans.serialize', err);
       }
     }
-    const lines = parts.length;
-    if (lines === 0) return;
-    const chunk = parts.join('');
-    this.#chunks.push(chunk);
-    this.#chunkLines.push(lines);
-    this.#bytes += chunk.length;
+    if (lines.length === 0) return;
+    this.#chunks.push(lines);
+    this.#chunkBytes.push(bytes);
+    this.#bytes += bytes;
     while (this.#bytes > this.#opts.maxBufferBytes && this.#chunks.length > 1) {
-      const old = this.#chunks.shift() ?? '';
-      const n = this.#chunkLines.shift() ?? 0;
-      this.#bytes -= old.length;
-      this.#dropped += n;
-      this.#diag.count('spans.dropped', n);
+      const old = this.#chunks.shift() ?? [];
+      this.#bytes -= this.#chunkBytes.shift() ?? 0;
+      this.#dropped += old.length;
+      this.#diag.count('spans.dropped', old.length);
     }
     // Many spans per second: write now rather than hold a second's worth.
     // (Not while a write is under way: then the byte bound above holds.)
@@ -156,9 +157,9 @@ export class JsonlSpanProcessor implements SpanProcessor {
   #take(): string {
     this.#serializePending();
     if (this.#chunks.length === 0) return '';
-    const s = this.#chunks.join('');
+    const s = ([] as string[]).concat(...this.#chunks).join('');
     this.#chunks = [];
-    this.#chunkLines = [];
+    this.#chunkBytes = [];
     this.#bytes = 0;
     return s;
   }
