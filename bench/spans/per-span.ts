@@ -6,6 +6,7 @@
 //   spanfuse  start() at defaults: sampler running, spanfuse's context
 //             manager, provider and processors (local root, tail, spans.jsonl)
 //   spanfuse-tc  the same with SPANFUSE_THREAD_CONTEXT=true (OTEP-4947)
+//   spanfuse-nofile  defaults but SPANFUSE_SPANS_FILE=false (what spans.jsonl costs)
 // The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
 // with a turn of the event loop (setImmediate) every 64 spans.
 // Rounds interleave the variants (order rotated each round); the table gives
@@ -13,7 +14,7 @@
 // CPU time (all threads: includes the sampler's and V8's profiler threads).
 // Run (after `npm run build`):
 //   node dist/bench/spans/per-span.js [--rounds 9] [--spans 100000]
-//        [--variants control,spanfuse,spanfuse-tc] [--node-arg=--no-async-context-frame]
+//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile] [--node-arg=--no-async-context-frame]
 //        [--node /path/to/node]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,13 +22,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc';
-const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc'];
+type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile';
+const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile'];
 
 interface ChildResult {
   readonly variant: VariantName;
   readonly wallNsPerSpan: number;
   readonly cpuNsPerSpan: number;
+  /** Main thread only (Node >= 23.9 has process.threadCpuUsage), else NaN. */
+  readonly mainCpuNsPerSpan: number;
   readonly mode: string;
   readonly threadContext: boolean;
   readonly labelled: number;
@@ -75,20 +78,26 @@ async function child(variant: VariantName, spans: number): Promise<void> {
   const seg = Math.ceil(spans / 5);
   const wall: number[] = [];
   const cpu: number[] = [];
+  const main: number[] = [];
+  const threadCpu = (process as { threadCpuUsage?: (prev?: NodeJS.CpuUsage) => NodeJS.CpuUsage }).threadCpuUsage;
   for (let s = 0; s < 5; s++) {
+    const m0 = threadCpu?.call(process);
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await run(seg);
     const t1 = process.hrtime.bigint();
     const c1 = process.cpuUsage(c0);
+    const m1 = m0 === undefined ? undefined : threadCpu?.call(process, m0);
     wall.push(Number(t1 - t0) / seg);
     cpu.push(((c1.user + c1.system) * 1000) / seg);
+    main.push(m1 === undefined ? Number.NaN : ((m1.user + m1.system) * 1000) / seg);
   }
   await stop();
   const res: ChildResult = {
     variant,
     wallNsPerSpan: median(wall),
     cpuNsPerSpan: median(cpu),
+    mainCpuNsPerSpan: median(main),
     mode: info.mode,
     threadContext: info.threadContext,
     labelled: info.labelled(),
@@ -119,6 +128,7 @@ function parent(): void {
           ...process.env,
           SPANFUSE_OUTPUT_DIR: join(out, `${v}-${r}`),
           SPANFUSE_THREAD_CONTEXT: v === 'spanfuse-tc' ? 'true' : 'false',
+          SPANFUSE_SPANS_FILE: v === 'spanfuse-nofile' ? 'false' : 'true',
         };
         const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans)], { env, encoding: 'utf8', timeout: 300_000 });
         if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);
@@ -135,25 +145,32 @@ function parent(): void {
 function report(results: Map<VariantName, ChildResult[]>, o: { rounds: number; spans: number; node: string; nodeArgs: string[] }): void {
   const version = spawnSync(o.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   console.log(`node ${version} ${o.nodeArgs.join(' ')}; ${o.rounds} interleaved rounds, ${o.spans} spans measured per process`);
-  console.log('| variant | mode | wall µs/span median (min-max) | CPU µs/span median (min-max) | Δ wall vs control | Δ CPU vs control |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| variant | mode | wall µs/span median (min-max) | CPU µs/span median (min-max) | main-thread CPU µs/span | Δ wall vs control | Δ CPU vs control | Δ main-thread CPU |');
+  console.log('|---|---|---|---|---|---|---|---|');
   const control = results.get('control');
   const us = (ns: number): string => (ns / 1000).toFixed(2);
   const stats = (xs: number[]): string => `${us(median(xs))} (${us(Math.min(...xs))}-${us(Math.max(...xs))})`;
   for (const [v, rs] of results) {
     const wall = rs.map((x) => x.wallNsPerSpan);
     const cpu = rs.map((x) => x.cpuNsPerSpan);
+    const mainCpu = rs.map((x) => x.mainCpuNsPerSpan);
+    const hasMain = mainCpu.every((x) => Number.isFinite(x));
     let dWall = '';
     let dCpu = '';
+    let dMain = '';
     if (control !== undefined && v !== 'control') {
       // Per-round differences (the control of the same round), then their median.
       const dw = rs.map((x, i) => x.wallNsPerSpan - control[i]!.wallNsPerSpan);
       const dc = rs.map((x, i) => x.cpuNsPerSpan - control[i]!.cpuNsPerSpan);
       dWall = `+${us(median(dw))} (${us(Math.min(...dw))}..${us(Math.max(...dw))})`;
       dCpu = `+${us(median(dc))} (${us(Math.min(...dc))}..${us(Math.max(...dc))})`;
+      if (hasMain) {
+        const dm = rs.map((x, i) => x.mainCpuNsPerSpan - control[i]!.mainCpuNsPerSpan);
+        dMain = `+${us(median(dm))} (${us(Math.min(...dm))}..${us(Math.max(...dm))})`;
+      }
     }
     const mode = rs[0] === undefined ? '' : `${rs[0].mode}${rs[0].threadContext ? ' +thread ctx' : ''}`;
-    console.log(`| ${v} | ${mode} | ${stats(wall)} | ${stats(cpu)} | ${dWall} | ${dCpu} |`);
+    console.log(`| ${v} | ${mode} | ${stats(wall)} | ${stats(cpu)} | ${hasMain ? stats(mainCpu) : 'n/a'} | ${dWall} | ${dCpu} | ${dMain || (hasMain ? '' : 'n/a')} |`);
   }
 }
 
