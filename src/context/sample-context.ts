@@ -24,6 +24,12 @@ interface MutableSample {
   readonly traceFlags: number;
   readonly localRootSpanId: string | undefined;
   name: string | undefined;
+  /**
+   * Only for spans no processor of ours saw (an app's own provider without
+   * `spanProcessor()`): nobody records their final name at end, so it is
+   * read from the span when a window is serialized, if the span still lives.
+   */
+  readonly weakSpan?: WeakRef<Span>;
 }
 
 /** The context stored while no span is active: carries no span labels. */
@@ -77,7 +83,23 @@ export function sampleOfSpan(span: Span): SampleContext {
   const s = (span as WithSample)[SAMPLE];
   if (s !== undefined) return s;
   const parent = parentOf(span);
-  return create(span, parent === undefined || parent.isRemote === true ? span.spanContext().spanId : parent.spanId);
+  const sc = span.spanContext();
+  const made: MutableSample = {
+    traceId: sc.traceId,
+    spanId: sc.spanId,
+    traceFlags: sc.traceFlags,
+    localRootSpanId: parent === undefined || parent.isRemote === true ? sc.spanId : parent.spanId,
+    name: spanNameOf(span),
+    weakSpan: new WeakRef(span),
+  };
+  (span as WithSample)[SAMPLE] = made;
+  return made;
+}
+
+/** The span name to label a sample with: the recorded one, or the live span's current one. */
+export function sampleName(s: SampleContext): string | undefined {
+  const live = (s as MutableSample).weakSpan?.deref();
+  return live === undefined ? s.name : (spanNameOf(live) ?? s.name);
 }
 
 /**

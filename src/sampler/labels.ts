@@ -10,7 +10,7 @@ import {
   LABEL_TRACE_FLAGS,
   LABEL_TRACE_ID,
 } from '../core/labels.js';
-import { resolveSample } from '../context/index.js';
+import { resolveSample, sampleName } from '../context/index.js';
 import type { SampleContext } from '../context/index.js';
 
 export interface ThreadIdentity {
@@ -41,7 +41,8 @@ export function labelGenerator(thread: ThreadIdentity): (args: GenerateTimeLabel
       set[LABEL_TRACE_ID] = s.traceId;
       set[LABEL_SPAN_ID] = s.spanId;
       set[LABEL_TRACE_FLAGS] = s.traceFlags.toString(16).padStart(2, '0');
-      if (s.name !== undefined) set[LABEL_SPAN_NAME] = s.name;
+      const name = sampleName(s);
+      if (name !== undefined) set[LABEL_SPAN_NAME] = name;
       if (s.localRootSpanId !== undefined) set[LABEL_LOCAL_ROOT_SPAN_ID] = s.localRootSpanId;
       bySample.set(s, set);
     }

@@ -7,7 +7,9 @@ import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { time } from '@datadog/pprof';
 import { start } from '../../src/index.js';
-import { sampleOfSpan } from '../../src/context/index.js';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { resolveSample, SampleContextCache, sampleName, sampleOfSpan } from '../../src/context/index.js';
+import { LocalRootProcessor } from '../../src/tracing/index.js';
 
 /**
  * The context manager with the sampler bound (one frame per entry on the
@@ -69,4 +71,27 @@ test('context propagation, sampler values and local roots with spanfuse running,
     await sf.shutdown();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('span names on samples: recorded at end for our processors, read live for spans nobody noted', () => {
+  const cache = new SampleContextCache();
+  const local = new LocalRootProcessor(cache);
+  const ours = new BasicTracerProvider({ spanProcessors: [local] }).getTracer('ours');
+  const a = ours.startSpan('GET');
+  const sa = sampleOfSpan(a);
+  assert.equal(sa.name, 'GET');
+  a.updateName('GET /users/:id');
+  a.end();
+  assert.equal(sampleName(sa), 'GET /users/:id', 'final name recorded at end');
+  assert.equal('span' in sa, false, 'no span reference in a noted SampleContext');
+
+  const theirs = new BasicTracerProvider().getTracer('theirs');
+  const b = theirs.startSpan('GET');
+  const sb = sampleOfSpan(b);
+  b.updateName('GET /items/:id');
+  b.end();
+  assert.equal(sampleName(sb), 'GET /items/:id', 'current name of a live span nobody noted');
+  assert.equal(resolveSample(trace.setSpan(ROOT_CONTEXT, b)), sb, 'a Context resolves to its span\'s SampleContext');
+  assert.equal(resolveSample(b), sb);
+  assert.equal(resolveSample(ROOT_CONTEXT).spanId, '', 'no span: NO_SPAN');
 });
