@@ -48,11 +48,35 @@ export function detectThreadContext(): ThreadContextSupport {
   }
 }
 
+/**
+ * Scratch buffers for the ids: the writer copies the bytes into its record
+ * (`CopyBytes` memcpy in @datadog/pprof's otel-thread-ctx), so one buffer
+ * per size is reused instead of a Buffer allocated per id.
+ */
+const SCRATCH: Record<number, Uint8Array> = { 8: new Uint8Array(8), 16: new Uint8Array(16) };
+
+function nibble(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48; // 0-9
+  if (c >= 97 && c <= 102) return c - 87; // a-f
+  if (c >= 65 && c <= 70) return c - 55; // A-F
+  return -1;
+}
+
 function hexBytes(hex: string, n: number): Uint8Array {
-  // The usual case (a valid id of the right length) converts in one step.
-  if (hex.length === n * 2) {
-    const b = Buffer.from(hex, 'hex');
-    if (b.length === n) return b;
+  // The usual case (a valid id of the right length): parsed into the scratch buffer.
+  const out = SCRATCH[n];
+  if (out !== undefined && hex.length === n * 2) {
+    let ok = true;
+    for (let i = 0; i < n; i++) {
+      const hi = nibble(hex.charCodeAt(2 * i));
+      const lo = nibble(hex.charCodeAt(2 * i + 1));
+      if (hi < 0 || lo < 0) {
+        ok = false;
+        break;
+      }
+      out[i] = (hi << 4) | lo;
+    }
+    if (ok) return out;
   }
   return Uint8Array.from(Buffer.from(hex.padStart(n * 2, '0').slice(-n * 2), 'hex'));
 }

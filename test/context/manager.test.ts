@@ -10,6 +10,7 @@ import { start } from '../../src/index.js';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { resolveSample, SampleContextCache, sampleName, sampleOfSpan } from '../../src/context/index.js';
 import { LocalRootProcessor } from '../../src/tracing/index.js';
+import { ThreadContextPublisher } from '../../src/runtime/index.js';
 
 /**
  * The context manager with the sampler bound (one frame per entry on the
@@ -94,4 +95,20 @@ test('span names on samples: recorded at end for our processors, read live for s
   assert.equal(resolveSample(trace.setSpan(ROOT_CONTEXT, b)), sb, 'a Context resolves to its span\'s SampleContext');
   assert.equal(resolveSample(b), sb);
   assert.equal(resolveSample(ROOT_CONTEXT).spanId, '', 'no span: NO_SPAN');
+});
+
+test('thread-context records keep their own ids when many are made (ids parsed into reused scratch bytes)', (t) => {
+  const pub = new ThreadContextPublisher();
+  if (!pub.supported) {
+    t.skip(`thread context unsupported here: ${pub.reason ?? ''}`);
+    return;
+  }
+  const a = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 };
+  const b = { traceId: 'FFEEDDCCBBAA99887766554433221100', spanId: '0123456789abcdef', traceFlags: 0 };
+  const ra = pub.contextFor(a, 'a', a.spanId);
+  const rb = pub.contextFor(b, 'b', a.spanId);
+  assert.ok(ra && rb);
+  assert.equal(Buffer.from(ra.debugBytes().subarray(0, 24)).toString('hex'), a.traceId + a.spanId);
+  assert.equal(Buffer.from(rb.debugBytes().subarray(0, 24)).toString('hex'), b.traceId.toLowerCase() + b.spanId);
+  assert.equal(pub.contextFor(a), ra, 'one record per span');
 });
