@@ -23,9 +23,9 @@ const NOT_IN_SPAN = new Set(['(idle)', '(program)']);
 
 /**
  * Builds the label function for one serialization. Label sets are built once
- * per SampleContext (ids are already hex; the name is the one recorded when the span ended, so a span
- * renamed after it started shows its final name) and copied per sample only to
- * add the timestamp.
+ * per SampleContext (ids are already hex; the name is the one recorded when
+ * the span ended, so a span renamed after it started shows its final name)
+ * and copied per sample only to add the timestamp.
  */
 export function labelGenerator(thread: ThreadIdentity): (args: GenerateTimeLabelsArgs) => LabelSet {
   const threadLabels: LabelSet = {
@@ -54,7 +54,7 @@ export function labelGenerator(thread: ThreadIdentity): (args: GenerateTimeLabel
   return ({ node, context }) => {
     try {
       if (context === undefined) return threadLabels;
-      // The sampler holds a Context (frames), a Span (hooks) or a SampleContext.
+      // spanfuse binds SampleContexts; a Span or a Context (other callers) resolves too.
       const s = resolveSample(context.context);
       const inSpan = s.spanId !== '' && !NOT_IN_SPAN.has(node.name ?? '');
       const base = inSpan ? spanLabels(s) : threadLabels;
