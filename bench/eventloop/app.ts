@@ -10,8 +10,16 @@
  * with an AsyncLocalStorageContextManager (the control); with `spanfuse` it
  * registers nothing (spanfuse was preloaded with `--import` and installed its
  * provider). `none` makes no spans at all.
+ *
+ * Attribution experiments (control tracing, no spanfuse): `EL_PPROF=only`
+ * runs @datadog/pprof's wall profiler (CPED, contexts, CPU time, 10 ms, 10 s
+ * windows) with no per-span context; `EL_PPROF=run` also enters every span
+ * with `time.runWithContext({ span })` (what a span-labelling profiler does);
+ * `EL_PPROF=small` does the same with a context that holds only the span id;
+ * `EL_PPROF=als` enters a plain AsyncLocalStorage per span instead.
  */
 import { performance } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import { cpuKernel } from '../overhead/work.js';
 
@@ -39,6 +47,22 @@ async function setupTracing(): Promise<StartActive> {
     api.trace.setGlobalTracerProvider(new BasicTracerProvider());
   }
   const tracer = api.trace.getTracer('eventloop-bench');
+  const pp = env['EL_PPROF'];
+  if (pp === 'als') {
+    const { AsyncLocalStorage } = await import('node:async_hooks');
+    const als = new AsyncLocalStorage<unknown>();
+    return (name, fn) => tracer.startActiveSpan(name, (span) => als.run({ span }, () => fn(span)));
+  }
+  if (pp !== undefined) {
+    const { time } = await import('@datadog/pprof');
+    time.start({ intervalMicros: 10000, withContexts: true, collectCpuTime: true, useCPED: true, workaroundV8Bug: true, lineNumbers: false });
+    setInterval(() => time.stop(true, () => ({})), 10000).unref();
+    if (pp === 'small') {
+      return (name, fn) =>
+        tracer.startActiveSpan(name, (span) => time.runWithContext({ id: span.spanContext().spanId }, () => fn(span)));
+    }
+    if (pp === 'run') return (name, fn) => tracer.startActiveSpan(name, (span) => time.runWithContext({ span }, () => fn(span)));
+  }
   return (name, fn) => tracer.startActiveSpan(name, fn);
 }
 
@@ -83,14 +107,24 @@ async function main(): Promise<void> {
     if (gap > 5) bigGaps.push({ atMs: Math.round(now - t0), gapMs: round1(gap), cpuMs: round1(cpuGap) });
   }, 1);
 
-  const memory: { atMs: number; rssMb: number; heapMb: number; externalMb: number }[] = [];
+  const memory: {
+    atMs: number;
+    rssMb: number;
+    heapMb: number;
+    heapTotalMb: number;
+    externalMb: number;
+    /** Committed size of each V8 heap space (MB). */
+    spaces: Record<string, number>;
+  }[] = [];
   const memTimer = setInterval(() => {
     const m = process.memoryUsage();
     memory.push({
       atMs: Math.round(performance.now() - t0),
       rssMb: round1(m.rss / 2 ** 20),
       heapMb: round1(m.heapUsed / 2 ** 20),
+      heapTotalMb: round1(m.heapTotal / 2 ** 20),
       externalMb: round1(m.external / 2 ** 20),
+      spaces: Object.fromEntries(getHeapSpaceStatistics().map((x) => [x.space_name, round1(x.space_size / 2 ** 20)])),
     });
   }, 1000);
 

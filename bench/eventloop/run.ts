@@ -29,7 +29,7 @@ interface Result {
   gapsOver5Ms: number;
   cpuGapsOver5Ms: number;
   bigGaps: { atMs: number; gapMs: number; cpuMs: number }[];
-  memory: { atMs: number; rssMb: number; heapMb: number; externalMb: number }[];
+  memory: { atMs: number; rssMb: number; heapMb: number; heapTotalMb: number; externalMb: number; spaces: Record<string, number> }[];
   cpuMs: number;
 }
 
@@ -144,8 +144,8 @@ async function main(): Promise<void> {
     `eventloop bench: ${rounds} interleaved rounds of ${seconds} s, ${nodeBin}`,
     'Gap: time between two 1 ms ticks. Own CPU: the main thread\'s CPU time inside that gap (a block by this process;',
     'the rest of a gap is waiting for a core on a shared machine). Medians over rounds, (min-max).',
-    '| configuration | spans/s | largest gap ms | p99 gap ms | largest own-CPU gap ms | p99 / p99.9 own-CPU gap ms | own-CPU gaps > 5 ms | RSS start -> end MB |',
-    '|---|---|---|---|---|---|---|---|',
+    '| configuration | spans/s | largest gap ms | p99 gap ms | largest own-CPU gap ms | p99 / p99.9 own-CPU gap ms | own-CPU gaps > 5 ms | RSS start -> end MB | V8 heap committed / new space at end MB |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const c of configs) {
     const rs = results.get(c.name) ?? [];
@@ -157,7 +157,9 @@ async function main(): Promise<void> {
       `| ${c.name} | ${median(rs.map((x) => x.spansPerSecond))} | ${r1(median(max))} (${Math.min(...max)}-${Math.max(...max)}) | ` +
         `${r1(median(rs.map((x) => x.p99GapMs)))} | ${r1(median(maxCpu))} (${Math.min(...maxCpu)}-${Math.max(...maxCpu)}) | ` +
         `${r1(median(rs.map((x) => x.p99CpuGapMs)))} / ${r1(median(rs.map((x) => x.p999CpuGapMs)))} | ` +
-        `${median(rs.map((x) => x.cpuGapsOver5Ms))} | ${r1(median(first))} -> ${r1(median(last))} |`,
+        `${median(rs.map((x) => x.cpuGapsOver5Ms))} | ${r1(median(first))} -> ${r1(median(last))} | ` +
+        `${r1(median(rs.map((x) => x.memory[x.memory.length - 1]?.heapTotalMb ?? 0)))} / ` +
+        `${r1(median(rs.map((x) => x.memory[x.memory.length - 1]?.spaces['new_space'] ?? 0)))} |`,
     );
   }
   process.stdout.write(lines.join('\n') + '\n');
