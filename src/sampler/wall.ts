@@ -24,12 +24,14 @@ export interface WallSamplerOptions {
 }
 
 /**
- * Samples one native stop converts at most. Converting a sample costs about
- * 1-2 µs of blocked event loop (native profile to JS plus the serializer),
- * so 1,500 keeps a stop near 2-3 ms. At the defaults (10 ms, 10 s windows: at
- * most ~1,000 samples) a window is one chunk.
+ * Samples one native stop converts at most. A stop holds the event loop for
+ * about 2 ms plus 2-4 µs of main-thread CPU per sample (native profile to JS,
+ * then @datadog/pprof's serializer with one index label per sample; measured
+ * with `process.threadCpuUsage()` around `time.stop`: ~700-1,000 samples
+ * took 3-4.5 ms), so 600 keeps a stop near 2-3 ms. At the defaults (10 ms,
+ * 10 s windows: at most ~1,000 samples) a window is two chunks.
  */
-export const DEFAULT_CHUNK_SAMPLES = 1500;
+export const DEFAULT_CHUNK_SAMPLES = 600;
 
 /** A closed window whose profile is not built yet (see {@link WallSampler.windowSteps}). */
 export interface RawWindow {
