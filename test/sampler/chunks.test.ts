@@ -18,7 +18,7 @@ import {
 } from '../../src/context/index.js';
 import type { SamplerBinder } from '../../src/context/index.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS } from '../../src/core/labels.js';
-import { runSliced } from '../../src/core/slices.js';
+import { runSliced, runSync } from '../../src/core/slices.js';
 import { WallSampler } from '../../src/sampler/index.js';
 
 function spin(ms: number): number {
@@ -64,7 +64,18 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     const raw = sampler.close(true);
     assert.ok(raw !== undefined);
     assert.ok(raw.chunks.length >= 3, `expected several chunks, got ${raw.chunks.length}`);
-    const w = await runSliced(sampler.windowSteps(raw), 1);
+    // The build yields every few hundred samples: count the steps, then let
+    // runSliced drive a second build of the same chunks' samples.
+    const samplesIn = raw.chunks.reduce((n, c) => n + c.profile.sample.length, 0);
+    const steps = sampler.windowSteps(raw);
+    let yields = 0;
+    let r = steps.next();
+    while (r.done !== true) {
+      yields++;
+      r = steps.next();
+    }
+    assert.ok(yields >= Math.floor(samplesIn / 256), `${yields} yields for ${samplesIn} samples`);
+    const w = r.value;
     const p = w.wall;
     const strings = p.stringTable.strings;
     const locationIds = new Set(p.location.map((l) => Number(l.id)));
@@ -109,4 +120,24 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     sampler.close(false);
     manager.disable();
   }
+});
+
+test('runSliced gives the event loop a turn between slices and returns the result; runSync runs it all at once', async () => {
+  function* work(): Generator<void, number, void> {
+    let sum = 0;
+    for (let i = 1; i <= 5; i++) {
+      sum += i;
+      yield;
+    }
+    return sum;
+  }
+  let turned = false;
+  setImmediate(() => {
+    turned = true;
+  });
+  // A 0 ms budget: every yield ends a slice, so a setImmediate queued before
+  // has run by the time the result is back.
+  assert.equal(await runSliced(work(), 0), 15);
+  assert.equal(turned, true);
+  assert.equal(runSync(work()), 15);
 });
