@@ -31,6 +31,9 @@ import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracin
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
 
+/** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
+const MAX_PENDING_BUILDS = 2;
+
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
 
@@ -310,6 +313,14 @@ export class Spanfuse {
     try {
       const raw = this.#sampler.close(restart);
       if (raw !== undefined) this.#building.push(this.#windowSteps(raw));
+      // Builds that fall behind (a starved loop) are finished at once rather
+      // than piling up: memory stays bounded, no window is lost.
+      while (this.#building.length > MAX_PENDING_BUILDS) {
+        const steps = this.#building.shift();
+        const w = steps === undefined ? undefined : runSync(steps);
+        if (w !== undefined) this.#pipeline.submit(w);
+        this.#diag.count('sampler.build_behind');
+      }
     } catch (err) {
       this.#diag.error('sampler.collect', err);
     }
