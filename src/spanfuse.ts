@@ -16,11 +16,13 @@ import {
 } from './context/index.js';
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
-import type { ThreadIdentity } from './sampler/index.js';
+import type { RawWindow, ThreadIdentity } from './sampler/index.js';
+import { runSliced, runSync } from './core/slices.js';
+import type { Steps } from './core/slices.js';
 import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
 import type { Scrubber } from './profile/index.js';
-import { labelTailSamples, TailSpanProcessor } from './exemplars/index.js';
+import { labelTailSteps, TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
 import { HeapStage, addGcTotals } from './heap/index.js';
 import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
@@ -28,6 +30,9 @@ import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
+
+/** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
+const MAX_PENDING_BUILDS = 2;
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
@@ -79,6 +84,9 @@ export class Spanfuse {
   readonly #thread: ThreadIdentity;
   readonly #outputDir: string;
   #timer: NodeJS.Timeout | undefined;
+  /** Closed windows whose profiles are still being built, oldest first. */
+  readonly #building: Steps<WindowProfile | undefined>[] = [];
+  #buildPump: Promise<void> | undefined;
   #shutdown: Promise<void> | undefined;
   #windows = 0;
   #samples = 0;
@@ -109,6 +117,7 @@ export class Spanfuse {
       collectCpuTime: config.collectCpuTime,
       mode: this.mode,
       thread: this.#thread,
+      windowMs: config.windowMs,
     });
     const exporters = createExporters(config.export, {
       outputDir: this.#outputDir,
@@ -169,7 +178,7 @@ export class Spanfuse {
     this.#sampler.start();
     this.#binder.enable();
     this.#contextManager.setBinder(this.#binder);
-    this.#timer = setInterval(() => this.#closeWindow(true), this.config.windowMs);
+    this.#timer = setInterval(() => void this.#closeWindow(true), this.config.windowMs);
     this.#timer.unref();
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
@@ -234,8 +243,11 @@ export class Spanfuse {
       await this.#shutdown;
       return true;
     }
-    this.#closeWindow(true);
-    return withinDeadline(Promise.all([this.#pipeline.flush(), this.#spansFile?.forceFlush()]), deadlineMs);
+    const flushed = (async () => {
+      await this.#closeWindow(true);
+      await Promise.all([this.#pipeline.flush(), this.#spansFile?.forceFlush()]);
+    })();
+    return withinDeadline(flushed, deadlineMs);
   }
 
   /** Stop sampling, write the last window and pending spans. Idempotent. */
@@ -269,7 +281,7 @@ export class Spanfuse {
 
   async #doShutdown(deadlineMs: number): Promise<void> {
     this.#stopTimers();
-    this.#closeWindow(false);
+    await this.#closeWindow(false);
     this.#heap?.stop();
     // Held tail spans go out (enriched from the last window) before the span file closes.
     await Promise.all(this.#tails.map((t) => t.shutdown().catch((err: unknown) => this.#diag.error('tail.shutdown', err))));
@@ -291,28 +303,73 @@ export class Spanfuse {
     this.#binder.disable();
   }
 
-  #closeWindow(restart: boolean): void {
-    const w = this.#collect(restart);
-    if (w !== undefined) this.#pipeline.submit(w);
-  }
-
-  #collect(restart: boolean): WindowProfile | undefined {
+  /**
+   * Close the window now (the native profile stops and restarts at once) and
+   * build it, with every stage's part, in slices of about 2 ms spread over
+   * event-loop turns; then hand it to the export pipeline. Windows are built
+   * one at a time, in order. Resolves when every closed window is submitted.
+   */
+  #closeWindow(restart: boolean): Promise<void> {
     try {
       // The last stop runs shielded so the caller's frame keeps its context.
-      const w = restart ? this.#sampler.rotate(true) : this.#contextManager.shieldFrame(() => this.#sampler.rotate(false));
-      if (w === undefined) return undefined;
-      this.#windows++;
-      this.#count(w);
-      this.#fill(w);
-      return w;
+      const raw = restart ? this.#sampler.close(true) : this.#contextManager.shieldFrame(() => this.#sampler.close(false));
+      if (raw !== undefined) this.#building.push(this.#windowSteps(raw));
+      // Builds that fall behind (a starved loop) are finished at once rather
+      // than piling up: memory stays bounded, no window is lost.
+      while (this.#building.length > MAX_PENDING_BUILDS) {
+        const steps = this.#building.shift();
+        const w = steps === undefined ? undefined : runSync(steps);
+        if (w !== undefined) this.#pipeline.submit(w);
+        this.#diag.count('sampler.build_behind');
+      }
+    } catch (err) {
+      this.#diag.error('sampler.collect', err);
+    }
+    this.#buildPump ??= this.#runBuilds();
+    return this.#buildPump;
+  }
+
+  async #runBuilds(): Promise<void> {
+    try {
+      // Never build in the caller's turn (the window timer's callback).
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      for (;;) {
+        const steps = this.#building[0];
+        if (steps === undefined) break;
+        const w = await runSliced(steps);
+        // exitSync may have drained the queue while this one was waiting.
+        if (this.#building[0] !== steps) continue;
+        this.#building.shift();
+        if (w !== undefined) this.#pipeline.submit(w);
+      }
+    } catch (err) {
+      this.#diag.error('sampler.build', err);
+    } finally {
+      this.#buildPump = undefined;
+    }
+  }
+
+  /** Build one closed window: its wall profile, then what the other stages add. */
+  *#windowSteps(raw: RawWindow): Steps<WindowProfile | undefined> {
+    let w: WindowProfile;
+    try {
+      w = yield* this.#sampler.windowSteps(raw);
     } catch (err) {
       this.#diag.error('sampler.collect', err);
       return undefined;
     }
+    this.#windows++;
+    try {
+      yield* this.#countSteps(w);
+    } catch (err) {
+      this.#diag.error('sampler.count', err);
+    }
+    yield* this.#fillSteps(w);
+    return w;
   }
 
   /** Add what the other stages know of the window; each fails on its own. */
-  #fill(w: WindowProfile): void {
+  *#fillSteps(w: WindowProfile): Steps<void> {
     try {
       if (this.#runtime !== undefined) {
         const r = this.#runtime.collectWindow(w.startUnixNs, w.endUnixNs);
@@ -322,17 +379,19 @@ export class Spanfuse {
     } catch (err) {
       this.#diag.error('runtime.window', err);
     }
+    yield;
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);
+    yield;
     for (const t of this.#tails) {
       try {
-        t.onWindowClosed(w);
+        yield* t.windowClosedSteps(w);
       } catch (err) {
         this.#diag.error('tail.window', err);
       }
     }
     try {
-      labelTailSamples(w);
+      yield* labelTailSteps(w);
     } catch (err) {
       this.#diag.error('tail.label', err);
     }
@@ -343,13 +402,15 @@ export class Spanfuse {
     }
   }
 
-  #count(w: WindowProfile): void {
+  *#countSteps(w: WindowProfile): Steps<void> {
     const strings = w.wall.stringTable.strings;
     const spanKey = strings.indexOf('span_id');
+    let i = 0;
     for (const s of w.wall.sample) {
       const n = Number(s.value[0] ?? 0);
       this.#samples += n;
       if (spanKey > 0 && s.label.some((l) => Number(l.key) === spanKey)) this.#labelled += n;
+      if (++i % 1024 === 0) yield;
     }
   }
 
@@ -361,7 +422,18 @@ export class Spanfuse {
     if (this.#shutdown !== undefined) return;
     this.#shutdown = Promise.resolve();
     this.#stopTimers();
-    const last = this.#collect(false);
+    // Windows still being built are finished now, in order, then the last one.
+    for (const steps of this.#building.splice(0)) {
+      const w = runSync(steps);
+      if (w !== undefined) this.#pipeline.submit(w);
+    }
+    let last: WindowProfile | undefined;
+    try {
+      const raw = this.#contextManager.shieldFrame(() => this.#sampler.close(false));
+      if (raw !== undefined) last = runSync(this.#windowSteps(raw));
+    } catch (err) {
+      this.#diag.error('sampler.collect', err);
+    }
     for (const t of this.#tails) {
       try {
         t.releaseAllSync();

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CONFIGS } from './configs.js';
 import type { BenchConfig } from './configs.js';
+import { SERVICE_MIXES } from './work.js';
+import type { ServiceName } from './work.js';
 
 export interface Runtime {
   readonly name: string;
@@ -26,6 +28,8 @@ export interface Options {
   readonly runtimes: readonly Runtime[];
   readonly spanfuseModule: string;
   readonly pin: boolean;
+  /** Which service the load drives: the default request mix or issue 11's route. */
+  readonly service: ServiceName;
   readonly serverCpu: string;
   readonly loadCpu: string;
   readonly outDir: string;
@@ -68,6 +72,8 @@ export const USAGE = `usage: node dist/bench/overhead/run.js [options]
   --nodes a,b             runtimes: node20 (node on PATH), node24 (node_modules/node), or name=/path/to/node
   --spanfuse PATH         spanfuse module to load (default <repo>/dist/src/index.js)
   --no-pin                do not pin server and load generator to cores
+  --service NAME          default (mix of /json, /async, /fanout) or issue11 (~1.8 ms CPU
+                          around one await setImmediate, issue 11's service)
   --server-cpu N          core for the server (default 0); --load-cpu N (default 1)
   --out DIR               results folder (default <repo>/bench/results)
   --note TEXT             free text stored with the results (e.g. "machine busy")
@@ -80,6 +86,12 @@ function int(v: string | undefined, name: string, dflt: number, min: number): nu
   const n = Number(v);
   if (!Number.isFinite(n) || n < min) throw new Error(`--${name}: expected a number >= ${min}, got ${JSON.stringify(v)}`);
   return n;
+}
+
+function parseService(v: string | undefined): ServiceName {
+  if (v === undefined) return 'default';
+  if (v in SERVICE_MIXES) return v as ServiceName;
+  throw new Error(`--service: expected one of ${Object.keys(SERVICE_MIXES).join(', ')}, got ${JSON.stringify(v)}`);
 }
 
 export function parseOptions(argv: readonly string[]): Options {
@@ -99,6 +111,7 @@ export function parseOptions(argv: readonly string[]): Options {
       nodes: { type: 'string' },
       spanfuse: { type: 'string' },
       'no-pin': { type: 'boolean', default: false },
+      service: { type: 'string' },
       'server-cpu': { type: 'string' },
       'load-cpu': { type: 'string' },
       out: { type: 'string' },
@@ -157,6 +170,7 @@ export function parseOptions(argv: readonly string[]): Options {
     windowMs: int(values['window-ms'], 'window-ms', soak ? 15_000 : windowDefault, 100),
     connections: int(values.connections, 'connections', 20, 1),
     unitIterations: int(values.unit, 'unit', 250_000, 1),
+    service: parseService(values.service),
     configs,
     runtimes,
     spanfuseModule: resolve(values.spanfuse ?? join(repoRoot, 'dist', 'src', 'index.js')),

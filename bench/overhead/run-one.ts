@@ -16,7 +16,7 @@ import { ddTraceArgv, spanfuseRegisterArgv } from './profilers.js';
 import type { FromLoad, FromServer, LoadResult, ServerBye, ServerReport, ServerSpec, ToLoad, ToServer } from './protocol.js';
 import type { Sink } from './sink.js';
 import { mean } from './stats.js';
-import { REQUEST_MIX } from './work.js';
+import { SERVICE_MIXES } from './work.js';
 
 export interface RunResult {
   readonly config: string;
@@ -93,7 +93,7 @@ export async function runOne(
   try {
     const ready = await server.next(['ready'], 60_000);
     const url = `http://127.0.0.1:${ready.port}`;
-    const loadRun = { url, paths: REQUEST_MIX, connections: o.connections };
+    const loadRun = { url, paths: SERVICE_MIXES[o.service], connections: o.connections };
     if (o.warmupSec > 0) {
       load.send({ type: 'run', run: { ...loadRun, durationSec: o.warmupSec } });
       await load.next(['done'], (o.warmupSec + 60) * 1000);

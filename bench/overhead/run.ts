@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     settings:
       o.mode === 'soak'
         ? `${o.soakMinutes} min per config, ${o.connections} connections, warm-up ${o.warmupSec} s, memory sample every ${o.memorySampleMs / 1000} s after a forced GC, export window ${o.windowMs} ms, unit ${o.unitIterations} iterations, pinned: ${String(o.pin)}`
-        : `${o.rounds} rounds, ${o.connections} connections, warm-up ${o.warmupSec} s, measured ${o.durationSec} s, export window ${o.windowMs} ms (every profiler), unit ${o.unitIterations} iterations, pinned: ${o.pin ? `server cpu ${o.serverCpu}, load cpu ${o.loadCpu}` : 'no'}`,
+        : `${o.rounds} rounds, ${o.connections} connections, warm-up ${o.warmupSec} s, measured ${o.durationSec} s, export window ${o.windowMs} ms (every profiler), unit ${o.unitIterations} iterations, service ${o.service}, pinned: ${o.pin ? `server cpu ${o.serverCpu}, load cpu ${o.loadCpu}` : 'no'}`,
     note: o.note,
   };
   await mkdir(o.outDir, { recursive: true });

@@ -113,6 +113,9 @@ export function makeRoutes(unitIterations: number, dataFile: string): Routes {
   };
   return {
     '/json': { steps: [it(2), () => tick(), it(1)], cpu, done },
+    // Issue 11's service: ~1.8 ms of fixed CPU around one `await setImmediate`
+    // (5 units of ~0.36 ms at the default unit size on this kind of machine).
+    '/issue11': { steps: [it(2.5), () => tick(), it(2.5)], cpu, done },
     '/async': { steps: [() => sleep(1), it(0.5), () => readFile(dataFile), it(0.5)], cpu, done },
     '/fanout': {
       steps: [it(0.5), () => Promise.all([fanChild(), fanChild(), fanChild(), fanChild()]), it(0.5)],
@@ -124,6 +127,13 @@ export function makeRoutes(unitIterations: number, dataFile: string): Routes {
 
 /** The request mix each load connection cycles through. */
 export const REQUEST_MIX: readonly string[] = ['/json', '/async', '/json', '/fanout'];
+
+/** The services `--service` picks from: the default mix, or issue 11's single route. */
+export const SERVICE_MIXES = {
+  default: REQUEST_MIX,
+  issue11: ['/issue11'],
+} as const satisfies Record<string, readonly string[]>;
+export type ServiceName = keyof typeof SERVICE_MIXES;
 
 /**
  * Ground truth, bounded: for each unique function, the last `SLOTS` span ids

@@ -1,5 +1,7 @@
 import { FRAME_GARBAGE_COLLECTION, LABEL_LOCAL_ROOT_SPAN_ID, LABEL_SPAN_ID } from '../core/labels.js';
 import type { WindowProfile } from '../core/window.js';
+import { runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 
 type Profile = WindowProfile['wall'];
 type Numeric = number | bigint;
@@ -53,6 +55,14 @@ export function emptyFigures(): SampleFigures {
  * Costs a few Map operations per labelled sample; names are not built here.
  */
 export function aggregateWindow(window: WindowProfile, maxSpans: number): WindowAggregates {
+  return runSync(aggregateSteps(window, maxSpans));
+}
+
+/** Samples aggregated between two yields of {@link aggregateSteps}. */
+const STEP_SAMPLES = 512;
+
+/** {@link aggregateWindow} in steps: yields every few hundred samples. */
+export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<WindowAggregates> {
   const profile = window.wall;
   const strings = profile.stringTable.strings;
   const spanKey = strings.indexOf(LABEL_SPAN_ID);
@@ -67,7 +77,9 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
   const gcLocations = garbageCollectionLocations(profile);
 
   if (spanKey > 0 || rootKey > 0) {
+    let n = 0;
     for (const sample of profile.sample) {
+      if (++n % STEP_SAMPLES === 0) yield;
       let spanId: string | undefined;
       let rootId: string | undefined;
       for (const label of sample.label) {

@@ -4,7 +4,7 @@ export { TailDetector } from './detector.js';
 export { Operation, operationKey, OVERFLOW_OPERATION } from './operation.js';
 export { LogSketch } from './sketch.js';
 export { EnrichedSpan } from './enriched-span.js';
-export { aggregateWindow } from './aggregate.js';
+export { aggregateSteps, aggregateWindow } from './aggregate.js';
 export type { SampleFigures, WindowAggregates } from './aggregate.js';
 export { parseQuantile } from './quantile.js';
 export type { ParsedQuantile } from './quantile.js';
@@ -20,4 +20,4 @@ export {
   PREFIX_SPAN,
   PREFIX_SUBTREE,
 } from './attributes.js';
-export { labelTailSamples, LABEL_TAIL_OPERATION, LABEL_TAIL_QUANTILE } from './label-tails.js';
+export { labelTailSamples, labelTailSteps, LABEL_TAIL_OPERATION, LABEL_TAIL_QUANTILE } from './label-tails.js';

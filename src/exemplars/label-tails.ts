@@ -2,6 +2,8 @@ import { LABEL_SPAN_ID } from '../core/labels.js';
 import { Label } from '../core/pprof.js';
 import type { Profile } from '../core/pprof.js';
 import type { TailSpanRef, WindowProfile } from '../core/window.js';
+import { runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 
 /** Sample label naming the operation whose tail the sample's span was in. */
 export const LABEL_TAIL_OPERATION = 'profiler.tail.operation';
@@ -16,17 +18,25 @@ export const LABEL_TAIL_QUANTILE = 'profiler.tail.quantile';
  * tail label). Returns the number of samples labelled.
  */
 export function labelTailSamples(window: WindowProfile): number {
+  return runSync(labelTailSteps(window));
+}
+
+/** {@link labelTailSamples} in steps: yields every few hundred samples. */
+export function* labelTailSteps(window: WindowProfile): Steps<number> {
   if (window.tailSpans.length === 0) return 0;
   const bySpan = new Map<string, TailSpanRef>();
   for (const ref of window.tailSpans) bySpan.set(ref.spanId, ref);
   let n = 0;
   for (const p of [window.wall, window.heap, window.offCpu]) {
-    if (p !== undefined) n += labelProfile(p, bySpan);
+    if (p !== undefined) n += yield* labelProfile(p, bySpan);
   }
   return n;
 }
 
-function labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): number {
+/** Samples looked at between two yields. */
+const STEP_SAMPLES = 512;
+
+function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): Steps<number> {
   const strings = p.stringTable.strings;
   const spanKey = strings.indexOf(LABEL_SPAN_ID);
   if (spanKey <= 0) return 0;
@@ -35,7 +45,9 @@ function labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): num
   // One pair of Label objects per tail span, shared by its samples.
   const labels = new Map<string, [Label, Label]>();
   let n = 0;
+  let seen = 0;
   for (const s of p.sample) {
+    if (++seen % STEP_SAMPLES === 0) yield;
     const spanLabel = s.label.find((l) => Number(l.key) === spanKey);
     if (spanLabel === undefined) continue;
     const spanId = strings[Number(spanLabel.str)] ?? '';

@@ -4,7 +4,9 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import type { SpanCounterSource } from '../core/counters.js';
 import { Diagnostics } from '../core/diagnostics.js';
 import type { TailSpanRef, WindowProfile } from '../core/window.js';
-import { aggregateWindow } from './aggregate.js';
+import { runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
+import { aggregateSteps } from './aggregate.js';
 import type { WindowAggregates } from './aggregate.js';
 import {
   ATTR_EXEMPLAR_ID,
@@ -93,6 +95,9 @@ interface Held extends HoldEntry {
  */
 const COUNTERS_TOKEN = Symbol('spanfuse.counters');
 type WithToken = { [COUNTERS_TOKEN]?: unknown };
+
+/** Held spans released between two yields of `windowClosedSteps`. */
+const RELEASE_STEP = 8;
 
 /** Tail refs kept per window until it closes, and windows tracked at once. */
 const MAX_REFS_PER_WINDOW = 10_000;
@@ -195,6 +200,16 @@ export class TailSpanProcessor implements SpanProcessor {
    * forwards, enriched, the held spans whose samples it holds.
    */
   onWindowClosed(window: WindowProfile): WindowClosedResult {
+    return runSync(this.windowClosedSteps(window));
+  }
+
+  /**
+   * {@link onWindowClosed} in steps: the window's samples are aggregated a
+   * few hundred at a time and the held spans released a few at a time, so a
+   * caller can spread the work over event-loop turns. Run one window's steps
+   * to the end before the next window's.
+   */
+  *windowClosedSteps(window: WindowProfile): Steps<WindowClosedResult> {
     let tailSpans = 0;
     let released = 0;
     try {
@@ -204,7 +219,7 @@ export class TailSpanProcessor implements SpanProcessor {
         window.tailSpans.push(...refs);
         tailSpans = refs.length;
       }
-      const agg = this.#settings.enabled ? aggregateWindow(window, this.#maxSpansPerWindow) : undefined;
+      const agg = this.#settings.enabled ? yield* aggregateSteps(window, this.#maxSpansPerWindow) : undefined;
       if (agg !== undefined && agg.spansDropped > 0) this.#diag.count('exemplars.window_spans_dropped', agg.spansDropped);
       const mine = this.#hold.takeWindow(window.profileId);
       // Spans waiting for a window that is neither this one nor the open one
@@ -212,10 +227,17 @@ export class TailSpanProcessor implements SpanProcessor {
       const open = this.#currentProfileId() ?? '';
       const stale = this.#hold.takeAllBut(new Set([open]));
       const windows = [this.#previous, agg];
-      for (const h of mine) this.#releaseSafely(h, windows, undefined);
-      for (const h of stale) this.#releaseSafely(h, windows, 'partial');
-      released = mine.length;
       this.#previous = agg;
+      let n = 0;
+      for (const h of mine) {
+        this.#releaseSafely(h, windows, undefined);
+        if (++n % RELEASE_STEP === 0) yield;
+      }
+      for (const h of stale) {
+        this.#releaseSafely(h, windows, 'partial');
+        if (++n % RELEASE_STEP === 0) yield;
+      }
+      released = mine.length;
     } catch (err) {
       this.#fail('window', err);
     }

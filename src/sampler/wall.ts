@@ -1,6 +1,9 @@
 import { time } from '@datadog/pprof';
 import type { ContextMode, WindowProfile } from '../core/window.js';
-import { labelGenerator } from './labels.js';
+import { runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
+import { assembleSteps, chunkCapture } from './assemble.js';
+import type { ProfileChunk } from './assemble.js';
 import type { ThreadIdentity } from './labels.js';
 import { newProfileId, nowUnixNs } from './profile-id.js';
 
@@ -9,11 +12,44 @@ export interface WallSamplerOptions {
   readonly collectCpuTime: boolean;
   readonly mode: ContextMode;
   readonly thread: ThreadIdentity;
+  /**
+   * Window length (ms). With it, a window that would hold more than
+   * `chunkSamples` samples is collected from the native profiler in chunks
+   * (each stop holds the event loop for the conversion of its own samples
+   * only) and merged when the window closes.
+   */
+  readonly windowMs?: number;
+  /** Samples per native stop at most, about (default {@link DEFAULT_CHUNK_SAMPLES}). */
+  readonly chunkSamples?: number;
+}
+
+/**
+ * Samples one native stop converts at most. A stop holds the event loop for
+ * about 2 ms plus 2-4 µs of main-thread CPU per sample (native profile to JS,
+ * then @datadog/pprof's serializer with one index label per sample; measured
+ * with `process.threadCpuUsage()` around `time.stop`: ~700-1,000 samples
+ * took 3-4.5 ms), so 600 keeps a stop near 2-3 ms. At the defaults (10 ms,
+ * 10 s windows: at most ~1,000 samples) a window is two chunks.
+ */
+export const DEFAULT_CHUNK_SAMPLES = 600;
+
+/** A closed window whose profile is not built yet (see {@link WallSampler.windowSteps}). */
+export interface RawWindow {
+  readonly profileId: string;
+  readonly seq: number;
+  readonly startUnixNs: bigint;
+  readonly endUnixNs: bigint;
+  readonly chunks: readonly ProfileChunk[];
 }
 
 /**
  * The wall/CPU sampler of one thread, cut into windows. Each window has its
  * profile id from the moment it opens, so spans ending inside it can name it.
+ *
+ * Closing a window is split in two: `close` stops the native profile (it
+ * restarts at once, so no time is lost) and keeps it as cheap chunks;
+ * `windowSteps` builds the labelled pprof profile in small steps that can be
+ * spread over event-loop turns.
  */
 export class WallSampler {
   readonly #opts: WallSamplerOptions;
@@ -21,6 +57,9 @@ export class WallSampler {
   #startUnixNs = 0n;
   #seq = 0;
   #running = false;
+  #chunks: ProfileChunk[] = [];
+  #chunkTimer: NodeJS.Timeout | undefined;
+  #chunkErrors = 0;
 
   constructor(opts: WallSamplerOptions) {
     this.#opts = opts;
@@ -33,6 +72,20 @@ export class WallSampler {
   /** Id of the window being collected now (empty before start). */
   get currentProfileId(): string {
     return this.#profileId;
+  }
+
+  /** Native stops inside a window that failed (their samples are lost). */
+  get chunkErrors(): number {
+    return this.#chunkErrors;
+  }
+
+  /** Time between two chunk stops inside a window (ms), or undefined for one chunk per window. */
+  get chunkMs(): number | undefined {
+    const windowMs = this.#opts.windowMs;
+    if (windowMs === undefined) return undefined;
+    const samples = this.#opts.chunkSamples ?? DEFAULT_CHUNK_SAMPLES;
+    const ms = Math.max(100, Math.floor((samples * this.#opts.samplingIntervalMicros) / 1000));
+    return ms < windowMs ? ms : undefined;
   }
 
   start(): void {
@@ -50,30 +103,47 @@ export class WallSampler {
     });
     this.#running = true;
     this.#open();
+    const every = this.chunkMs;
+    if (every !== undefined) {
+      this.#chunkTimer = setInterval(() => this.#chunk(), every);
+      this.#chunkTimer.unref();
+    }
   }
 
   /**
-   * Close the current window and return it. With `restart` the sampler keeps
-   * running and the next window opens before this one is serialized, so the
-   * serialization cost lands in the next window and no time is lost.
+   * Close the current window: stop the native profile and keep it raw. With
+   * `restart` the sampler keeps running and the next window opens at once.
+   * Holds the event loop only for the native conversion of the last chunk.
    */
-  rotate(restart: boolean): WindowProfile | undefined {
+  close(restart: boolean): RawWindow | undefined {
     if (!this.#running) return undefined;
     const profileId = this.#profileId;
     const startUnixNs = this.#startUnixNs;
     const seq = this.#seq;
     const endUnixNs = nowUnixNs();
     if (restart) this.#open();
-    const wall = time.stop(restart, labelGenerator(this.#opts.thread));
-    if (!restart) this.#running = false;
+    else this.#stopChunks();
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    try {
+      chunks.push(this.#stopNative(restart));
+    } finally {
+      if (!restart) this.#running = false;
+    }
+    return { profileId, seq, startUnixNs, endUnixNs, chunks };
+  }
+
+  /** Build the window's profile from a closed raw window, in small steps. */
+  *windowSteps(raw: RawWindow): Steps<WindowProfile> {
+    const wall = yield* assembleSteps(raw.chunks, this.#opts.thread, raw);
     // pprof has no attribute table: say how the labels were bound in a comment.
     // (The profile id is in the file name.)
     wall.comment = [wall.stringTable.dedup(`profiler.context.mode=${this.#opts.mode}`)];
     return {
-      profileId,
-      seq,
-      startUnixNs,
-      endUnixNs,
+      profileId: raw.profileId,
+      seq: raw.seq,
+      startUnixNs: raw.startUnixNs,
+      endUnixNs: raw.endUnixNs,
       samplingIntervalMicros: this.#opts.samplingIntervalMicros,
       mode: this.#opts.mode,
       wall,
@@ -84,6 +154,33 @@ export class WallSampler {
       },
       tailSpans: [],
     };
+  }
+
+  /** Close the current window and build its profile at once (blocks for all of it). */
+  rotate(restart: boolean): WindowProfile | undefined {
+    const raw = this.close(restart);
+    return raw === undefined ? undefined : runSync(this.windowSteps(raw));
+  }
+
+  #stopNative(restart: boolean): ProfileChunk {
+    const capture = chunkCapture();
+    const profile = time.stop(restart, capture.labels);
+    return { profile, ...capture.chunk };
+  }
+
+  /** A stop inside the window: the samples so far become a chunk. */
+  #chunk(): void {
+    if (!this.#running) return;
+    try {
+      this.#chunks.push(this.#stopNative(true));
+    } catch {
+      this.#chunkErrors++;
+    }
+  }
+
+  #stopChunks(): void {
+    if (this.#chunkTimer !== undefined) clearInterval(this.#chunkTimer);
+    this.#chunkTimer = undefined;
   }
 
   #open(): void {

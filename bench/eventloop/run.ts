@@ -1,0 +1,172 @@
+/**
+ * Event-loop stalls and memory under span load (issue 11, items 2 and 4).
+ *
+ * Runs bench/eventloop/app.js in fresh processes, the OTel-traced control and
+ * spanfuse (preloaded with `--import`, defaults unless told) interleaved
+ * round by round, and reports per configuration the largest gap between 1 ms
+ * timer ticks, the p99 and p99.9 gap, gaps over 5 ms, and RSS at the start
+ * and end of the run. `--big-window` adds a spanfuse case whose windows hold
+ * ~60,000 samples (200 µs sampling, 12 s windows).
+ *
+ *   node dist/bench/eventloop/run.js [--rounds 3] [--seconds 25] [--node PATH]
+ *     [--big-window] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--json out.json]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+interface Result {
+  spans: number;
+  spansPerSecond: number;
+  maxGapMs: number;
+  p99GapMs: number;
+  p999GapMs: number;
+  maxCpuGapMs: number;
+  p99CpuGapMs: number;
+  p999CpuGapMs: number;
+  gapsOver5Ms: number;
+  cpuGapsOver5Ms: number;
+  bigGaps: { atMs: number; gapMs: number; cpuMs: number }[];
+  memory: { atMs: number; rssMb: number; heapMb: number; heapTotalMb: number; externalMb: number; spaces: Record<string, number> }[];
+  cpuMs: number;
+}
+
+interface Config {
+  readonly name: string;
+  readonly tracing: 'otel' | 'spanfuse';
+  readonly env: Record<string, string>;
+  /** Build folder of the spanfuse to preload (default dist). */
+  readonly dist?: string;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..', '..', '..');
+const args = process.argv.slice(2);
+const opt = (name: string, def: string): string => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : def;
+};
+const rounds = Number(opt('--rounds', '3'));
+const seconds = Number(opt('--seconds', '25'));
+const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
+const jsonOut = opt('--json', '');
+const extraEnv: Record<string, string> = {};
+args.forEach((a, i) => {
+  if (a === '--env') {
+    const [k, ...v] = (args[i + 1] ?? '').split('=');
+    if (k) extraEnv[k] = v.join('=');
+  }
+});
+
+const configs: Config[] = [
+  { name: 'control (OTel-traced)', tracing: 'otel', env: {} },
+  { name: 'spanfuse', tracing: 'spanfuse', env: { ...extraEnv } },
+];
+// `--baseline DIR`: also run another build of spanfuse (e.g. the main branch
+// compiled with `tsc --outDir DIR`), to compare before and after.
+const baseline = opt('--baseline', '');
+if (baseline !== '') configs.push({ name: `spanfuse (${baseline})`, tracing: 'spanfuse', env: { ...extraEnv }, dist: baseline });
+if (args.includes('--big-window')) {
+  configs.push({
+    name: 'spanfuse 60k-sample window',
+    tracing: 'spanfuse',
+    env: { ...extraEnv, SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' },
+  });
+  if (baseline !== '') {
+    configs.push({
+      name: `spanfuse (${baseline}) 60k-sample window`,
+      tracing: 'spanfuse',
+      env: { ...extraEnv, SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' },
+      dist: baseline,
+    });
+  }
+}
+
+function runOnce(c: Config): Promise<Result> {
+  const out = mkdtempSync(join(tmpdir(), 'spanfuse-el-'));
+  const argv = c.tracing === 'spanfuse' ? ['--import', join(repo, c.dist ?? 'dist', 'src', 'register.js')] : [];
+  argv.push(join(repo, 'dist', 'bench', 'eventloop', 'app.js'));
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(nodeBin, argv, {
+      env: {
+        ...process.env,
+        ...c.env,
+        EL_TRACING: c.tracing,
+        EL_DURATION_MS: String(seconds * 1000),
+        SPANFUSE_OUTPUT_DIR: out,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-4000)));
+    const kill = setTimeout(() => child.kill('SIGKILL'), seconds * 1000 + 60_000);
+    child.on('close', (code) => {
+      clearTimeout(kill);
+      rmSync(out, { recursive: true, force: true });
+      const line = stdout.trim().split('\n').pop() ?? '';
+      try {
+        if (code !== 0) throw new Error(`exit ${String(code)}`);
+        resolvePromise(JSON.parse(line) as Result);
+      } catch (err) {
+        reject(new Error(`${c.name}: ${String(err)}\n${stderr}`));
+      }
+    });
+  });
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const r1 = (x: number): number => Math.round(x * 10) / 10;
+
+async function main(): Promise<void> {
+  const results = new Map<string, Result[]>(configs.map((c) => [c.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    // Alternate the order so neither side always runs first.
+    const order = r % 2 === 0 ? configs : [...configs].reverse();
+    for (const c of order) {
+      const res = await runOnce(c);
+      results.get(c.name)?.push(res);
+      const rss = res.memory.map((m) => m.rssMb);
+      process.stderr.write(
+        `round ${r + 1} ${c.name}: spans/s ${res.spansPerSecond}, max gap ${res.maxGapMs} ms (own CPU ${res.maxCpuGapMs}), ` +
+          `p99 ${res.p99GapMs} ms, gaps>5ms ${res.gapsOver5Ms} (own CPU>5ms ${res.cpuGapsOver5Ms}), rss ${rss[0] ?? '?'} -> ${rss[rss.length - 1] ?? '?'} MB\n`,
+      );
+    }
+  }
+  const lines = [
+    `eventloop bench: ${rounds} interleaved rounds of ${seconds} s, ${nodeBin}`,
+    'Gap: time between two 1 ms ticks. Own CPU: the main thread\'s CPU time inside that gap (a block by this process;',
+    'the rest of a gap is waiting for a core on a shared machine). Medians over rounds, (min-max).',
+    '| configuration | spans/s | largest gap ms | p99 gap ms | largest own-CPU gap ms | p99 / p99.9 own-CPU gap ms | own-CPU gaps > 5 ms | RSS start -> end MB | V8 heap committed / new space at end MB |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const c of configs) {
+    const rs = results.get(c.name) ?? [];
+    const max = rs.map((x) => x.maxGapMs);
+    const maxCpu = rs.map((x) => x.maxCpuGapMs);
+    const first = rs.map((x) => x.memory[1]?.rssMb ?? 0);
+    const last = rs.map((x) => x.memory[x.memory.length - 1]?.rssMb ?? 0);
+    lines.push(
+      `| ${c.name} | ${median(rs.map((x) => x.spansPerSecond))} | ${r1(median(max))} (${Math.min(...max)}-${Math.max(...max)}) | ` +
+        `${r1(median(rs.map((x) => x.p99GapMs)))} | ${r1(median(maxCpu))} (${Math.min(...maxCpu)}-${Math.max(...maxCpu)}) | ` +
+        `${r1(median(rs.map((x) => x.p99CpuGapMs)))} / ${r1(median(rs.map((x) => x.p999CpuGapMs)))} | ` +
+        `${median(rs.map((x) => x.cpuGapsOver5Ms))} | ${r1(median(first))} -> ${r1(median(last))} | ` +
+        `${r1(median(rs.map((x) => x.memory[x.memory.length - 1]?.heapTotalMb ?? 0)))} / ` +
+        `${r1(median(rs.map((x) => x.memory[x.memory.length - 1]?.spaces['new_space'] ?? 0)))} |`,
+    );
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+  if (jsonOut !== '') writeFileSync(jsonOut, JSON.stringify({ rounds, seconds, nodeBin, results: Object.fromEntries(results) }, null, 1));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(String(err) + '\n');
+  process.exitCode = 1;
+});

@@ -1,0 +1,208 @@
+import type { LabelSet } from '@datadog/pprof';
+import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js';
+import { Label, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
+import type { Profile as ProfileT } from '../core/pprof.js';
+import type { Steps } from '../core/slices.js';
+import {
+  LABEL_LOCAL_ROOT_SPAN_ID,
+  LABEL_SPAN_ID,
+  LABEL_SPAN_NAME,
+  LABEL_THREAD_ID,
+  LABEL_THREAD_NAME,
+  LABEL_TIMESTAMP_NS,
+  LABEL_TRACE_FLAGS,
+  LABEL_TRACE_ID,
+} from '../core/labels.js';
+import { resolveSample, sampleName } from '../context/index.js';
+import type { SampleContext } from '../context/index.js';
+import type { ThreadIdentity } from './labels.js';
+
+/**
+ * While the native profile is converted, each sample with a context gets one
+ * numeric label: the index of its context in the chunk. It goes under the
+ * key of the timestamp label, which every such sample carries in the end, so
+ * no extra string is left in the profile's table; {@link assembleSteps}
+ * replaces it with the real labels (the timestamp among them).
+ */
+const LABEL_CONTEXT_INDEX = LABEL_TIMESTAMP_NS;
+
+/** Stack roots that mean "no JS of any span was running". */
+const NOT_IN_SPAN = new Set(['(idle)', '(program)']);
+
+/** One sample context as @datadog/pprof hands it to the label callback. */
+interface CapturedContext {
+  readonly context?: unknown;
+  readonly timestamp: bigint;
+}
+
+/**
+ * One stop of the native profiler: its profile with a single cheap label per
+ * sample, and the contexts those labels point at. Kept only until the window
+ * is assembled.
+ */
+export interface ProfileChunk {
+  readonly profile: ProfileT;
+  readonly contexts: CapturedContext[];
+  /** Per context: the sample's leaf frame is `(idle)`/`(program)` (no span code ran). */
+  readonly notInSpan: boolean[];
+}
+
+/**
+ * The label callback for one native stop. It does as little as possible
+ * while the event loop is held: per sample, one numeric label (an index) and
+ * two array pushes. Building the real labels is left to the sliced assembly.
+ * Runs inside @datadog/pprof's serializer: it never throws.
+ */
+export function chunkCapture(): { chunk: Omit<ProfileChunk, 'profile'>; labels: (args: GenerateTimeLabelsArgs) => LabelSet } {
+  const contexts: CapturedContext[] = [];
+  const notInSpan: boolean[] = [];
+  const none: LabelSet = {};
+  return {
+    chunk: { contexts, notInSpan },
+    labels: ({ node, context }) => {
+      if (context === undefined) return none;
+      const i = contexts.length;
+      contexts.push(context);
+      notInSpan.push(NOT_IN_SPAN.has(node.name ?? ''));
+      return { [LABEL_CONTEXT_INDEX]: i };
+    },
+  };
+}
+
+/** Samples handled between two yields of the assembly. */
+const STEP_SAMPLES = 256;
+
+/**
+ * Build the window's wall profile from its chunks, yielding every few hundred
+ * samples. The first chunk's tables are kept as they are; later chunks'
+ * strings, functions and locations are merged into them. Every sample gets
+ * the labels of DESIGN.md: thread id and name; with a span, its trace id,
+ * span id, flags, name (read now, so a renamed span shows its final name)
+ * and local root; with a context, its timestamp. Label objects are built
+ * once per span and shared by its samples.
+ */
+export function* assembleSteps(
+  chunks: readonly ProfileChunk[],
+  thread: ThreadIdentity,
+  window: { readonly startUnixNs: bigint; readonly endUnixNs: bigint },
+): Steps<ProfileT> {
+  const first = chunks[0];
+  if (first === undefined) throw new Error('a window needs at least one profile chunk');
+  const out = first.profile;
+  const table = out.stringTable;
+  const key = {
+    threadId: table.dedup(LABEL_THREAD_ID),
+    threadName: table.dedup(LABEL_THREAD_NAME),
+    traceId: table.dedup(LABEL_TRACE_ID),
+    spanId: table.dedup(LABEL_SPAN_ID),
+    flags: table.dedup(LABEL_TRACE_FLAGS),
+    spanName: table.dedup(LABEL_SPAN_NAME),
+    localRoot: table.dedup(LABEL_LOCAL_ROOT_SPAN_ID),
+    ts: table.dedup(LABEL_TIMESTAMP_NS),
+  };
+  const threadLabels: Label[] = [
+    new Label({ key: key.threadId, str: table.dedup(String(thread.tid)) }),
+    new Label({ key: key.threadName, str: table.dedup(thread.name) }),
+  ];
+  const bySample = new Map<SampleContext, Label[]>();
+  const spanLabels = (s: SampleContext): Label[] => {
+    let set = bySample.get(s);
+    if (set === undefined) {
+      set = [
+        ...threadLabels,
+        new Label({ key: key.traceId, str: table.dedup(s.traceId) }),
+        new Label({ key: key.spanId, str: table.dedup(s.spanId) }),
+        new Label({ key: key.flags, str: table.dedup(s.traceFlags.toString(16).padStart(2, '0')) }),
+      ];
+      const name = sampleName(s);
+      if (name !== undefined) set.push(new Label({ key: key.spanName, str: table.dedup(name) }));
+      if (s.localRootSpanId !== undefined) set.push(new Label({ key: key.localRoot, str: table.dedup(s.localRootSpanId) }));
+      bySample.set(s, set);
+    }
+    return set;
+  };
+  const labelsOf = (chunk: ProfileChunk, index: number | undefined): Label[] => {
+    if (index === undefined) return threadLabels;
+    const c = chunk.contexts[index];
+    if (c === undefined) return threadLabels;
+    // spanfuse binds SampleContexts; a Span or a Context (other callers) resolves too.
+    const s = resolveSample(c.context);
+    const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
+    const base = inSpan ? spanLabels(s) : threadLabels;
+    return [...base, new Label({ key: key.ts, num: c.timestamp * 1000n })];
+  };
+
+  // The first chunk: relabel its samples in place.
+  const firstCtxKey = out.stringTable.strings.indexOf(LABEL_CONTEXT_INDEX);
+  let n = 0;
+  for (const s of out.sample) {
+    s.label = labelsOf(first, contextIndex(s.label, firstCtxKey));
+    if (++n % STEP_SAMPLES === 0) yield;
+  }
+
+  // Later chunks: merge their tables into the first one's, then their samples.
+  if (chunks.length > 1) {
+    const functionIds = new Map<string, number>();
+    for (const f of out.function) functionIds.set(`${Number(f.name)}:${Number(f.filename)}`, Number(f.id));
+    const locationIds = new Map<string, number>();
+    for (const l of out.location) {
+      const line = l.line[0];
+      locationIds.set(`${Number(line?.functionId ?? 0)}:${Number(line?.line ?? 0)}`, Number(l.id));
+    }
+    for (let c = 1; c < chunks.length; c++) {
+      const chunk = chunks[c];
+      if (chunk === undefined) continue;
+      const p = chunk.profile;
+      const strings = p.stringTable.strings;
+      const str = strings.map((s) => table.dedup(s));
+      const fnMap = new Map<number, number>();
+      for (const f of p.function) {
+        const name = str[Number(f.name)] ?? 0;
+        const file = str[Number(f.filename)] ?? 0;
+        const k = `${name}:${file}`;
+        let id = functionIds.get(k);
+        if (id === undefined) {
+          id = out.function.length + 1;
+          functionIds.set(k, id);
+          out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
+        }
+        fnMap.set(Number(f.id), id);
+      }
+      const locMap = new Map<number, number>();
+      for (const l of p.location) {
+        const line = l.line[0];
+        const fn = fnMap.get(Number(line?.functionId ?? 0)) ?? 0;
+        const lineNo = line?.line ?? 0;
+        const k = `${fn}:${Number(lineNo)}`;
+        let id = locationIds.get(k);
+        if (id === undefined) {
+          id = out.location.length + 1;
+          locationIds.set(k, id);
+          out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
+        }
+        locMap.set(Number(l.id), id);
+      }
+      yield;
+      const ctxKey = strings.indexOf(LABEL_CONTEXT_INDEX);
+      for (const s of p.sample) {
+        out.sample.push(
+          new Sample({
+            locationId: s.locationId.map((id) => locMap.get(Number(id)) ?? 0),
+            value: s.value,
+            label: labelsOf(chunk, contextIndex(s.label, ctxKey)),
+          }),
+        );
+        if (++n % STEP_SAMPLES === 0) yield;
+      }
+    }
+  }
+  out.timeNanos = window.startUnixNs;
+  out.durationNanos = window.endUnixNs - window.startUnixNs;
+  return out;
+}
+
+function contextIndex(labels: readonly Label[], key: number): number | undefined {
+  if (key <= 0) return undefined;
+  for (const l of labels) if (Number(l.key) === key) return Number(l.num);
+  return undefined;
+}

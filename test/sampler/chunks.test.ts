@@ -1,0 +1,143 @@
+/**
+ * The wall sampler's window build: a window collected in several native
+ * chunks and assembled in slices gives one consistent pprof profile whose
+ * samples carry the span labels of the spans that ran, and the same steps
+ * run synchronously or sliced over event-loop turns.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { context, trace } from '@opentelemetry/api';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import {
+  detectContextMode,
+  FrameBinder,
+  HookBinder,
+  SampleContextCache,
+  SpanfuseContextManager,
+} from '../../src/context/index.js';
+import type { SamplerBinder } from '../../src/context/index.js';
+import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS } from '../../src/core/labels.js';
+import { runSliced, runSync } from '../../src/core/slices.js';
+import { WallSampler } from '../../src/sampler/index.js';
+
+function spin(ms: number): number {
+  const end = Date.now() + ms;
+  let x = 0;
+  while (Date.now() < end) x = (x * 31 + 7) | 0;
+  return x;
+}
+
+test('a window of several native chunks is assembled, sliced, into one consistent labelled profile', async () => {
+  const mode = detectContextMode();
+  const cache = new SampleContextCache();
+  const manager = new SpanfuseContextManager(cache);
+  const binder: SamplerBinder = mode === 'async-context-frame' ? new FrameBinder() : new HookBinder(() => manager.activeSample());
+  manager.enable();
+  context.setGlobalContextManager(manager);
+  trace.setGlobalTracerProvider(new BasicTracerProvider());
+  const tracer = trace.getTracer('chunks-test');
+  // 1 ms sampling, chunks of ~100 samples: about one native stop every 100 ms.
+  const sampler = new WallSampler({
+    samplingIntervalMicros: 1000,
+    collectCpuTime: false,
+    mode,
+    thread: { tid: process.pid, name: 'main' },
+    windowMs: 60_000,
+    chunkSamples: 100,
+  });
+  assert.equal(sampler.chunkMs, 100);
+  sampler.start();
+  manager.setBinder(binder);
+  binder.enable();
+  const spanIds = new Set<string>();
+  try {
+    for (let i = 0; i < 12; i++) {
+      await tracer.startActiveSpan(`op-${i}`, async (span) => {
+        spanIds.add(span.spanContext().spanId);
+        spin(40);
+        await sleep(1);
+        spin(40);
+        span.end();
+      });
+    }
+    const raw = sampler.close(true);
+    assert.ok(raw !== undefined);
+    assert.ok(raw.chunks.length >= 3, `expected several chunks, got ${raw.chunks.length}`);
+    // The build yields every few hundred samples: count the steps, then let
+    // runSliced drive a second build of the same chunks' samples.
+    const samplesIn = raw.chunks.reduce((n, c) => n + c.profile.sample.length, 0);
+    const steps = sampler.windowSteps(raw);
+    let yields = 0;
+    let r = steps.next();
+    while (r.done !== true) {
+      yields++;
+      r = steps.next();
+    }
+    assert.ok(yields >= Math.floor(samplesIn / 256), `${yields} yields for ${samplesIn} samples`);
+    const w = r.value;
+    const p = w.wall;
+    const strings = p.stringTable.strings;
+    const locationIds = new Set(p.location.map((l) => Number(l.id)));
+    const functionIds = new Set(p.function.map((f) => Number(f.id)));
+    assert.equal(locationIds.size, p.location.length, 'location ids are unique');
+    for (const l of p.location) for (const line of l.line) assert.ok(functionIds.has(Number(line.functionId)));
+    const spanKey = strings.indexOf(LABEL_SPAN_ID);
+    const threadKey = strings.indexOf(LABEL_THREAD_ID);
+    const tsKey = strings.indexOf(LABEL_TIMESTAMP_NS);
+    assert.ok(spanKey > 0 && threadKey > 0 && tsKey > 0);
+    const seen = new Set<string>();
+    let spinSamples = 0;
+    let spinLabelled = 0;
+    for (const s of p.sample) {
+      for (const id of s.locationId) assert.ok(locationIds.has(Number(id)), 'every stack frame is in the location table');
+      assert.ok(s.label.some((l) => Number(l.key) === threadKey), 'every sample names its thread');
+      const names = s.locationId.map((id) => {
+        const loc = p.location.find((l) => Number(l.id) === Number(id));
+        const fn = p.function.find((f) => Number(f.id) === Number(loc?.line[0]?.functionId));
+        return strings[Number(fn?.name)] ?? '';
+      });
+      const span = s.label.find((l) => Number(l.key) === spanKey);
+      if (span !== undefined) seen.add(strings[Number(span.str)] ?? '');
+      if (names.includes('spin')) {
+        spinSamples++;
+        if (span !== undefined) {
+          spinLabelled++;
+          const ts = s.label.find((l) => Number(l.key) === tsKey);
+          assert.ok(ts !== undefined, 'a sample in a span has its timestamp');
+          // A Unix time in ns (not a context index): within the window.
+          assert.ok(BigInt(ts.num) >= raw.startUnixNs - 1_000_000_000n && BigInt(ts.num) <= raw.endUnixNs + 1_000_000_000n);
+        }
+      }
+    }
+    assert.ok(spinSamples > 50, `expected the spin loop to be sampled, got ${spinSamples}`);
+    assert.equal(spinLabelled, spinSamples, 'every sample of the spin loop carries its span');
+    for (const id of seen) assert.ok(spanIds.has(id), `span id ${id} is one of the test's spans`);
+    assert.ok(seen.size >= 10, `samples of most spans across chunks, got ${seen.size}`);
+  } finally {
+    binder.disable();
+    manager.setBinder(undefined);
+    sampler.close(false);
+    manager.disable();
+  }
+});
+
+test('runSliced gives the event loop a turn between slices and returns the result; runSync runs it all at once', async () => {
+  function* work(): Generator<void, number, void> {
+    let sum = 0;
+    for (let i = 1; i <= 5; i++) {
+      sum += i;
+      yield;
+    }
+    return sum;
+  }
+  let turned = false;
+  setImmediate(() => {
+    turned = true;
+  });
+  // A 0 ms budget: every yield ends a slice, so a setImmediate queued before
+  // has run by the time the result is back.
+  assert.equal(await runSliced(work(), 0), 15);
+  assert.equal(turned, true);
+  assert.equal(runSync(work()), 15);
+});
