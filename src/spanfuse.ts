@@ -25,8 +25,16 @@ import type { TailStats } from './exemplars/index.js';
 import { HeapStage, addGcTotals } from './heap/index.js';
 import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
 import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
-import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
-import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
+import {
+  bypassWhenStopped,
+  FusionCheckingCache,
+  FusionMonitor,
+  installTracing,
+  JsonlSpanProcessor,
+  LocalRootProcessor,
+  startAutoInstrumentation,
+} from './tracing/index.js';
+import type { TracingInstallation, TracerProviderState, ContextManagerState, FusionStats } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
@@ -41,6 +49,8 @@ export interface SpanfuseStats {
   readonly contextSwitches: number;
   readonly tracerProvider: TracerProviderState;
   readonly contextManager: ContextManagerState;
+  /** Whether the spans that label samples pass spanfuse's span processor (tails can be marked). */
+  readonly fusion: FusionStats & { readonly autoInstrument: 'http' | 'none' };
   readonly outputDir: string;
   readonly export: ExportPipelineStats;
   readonly spans: { readonly written: number; readonly dropped: number } | undefined;
@@ -55,7 +65,9 @@ export class Spanfuse {
   readonly config: ResolvedConfig;
   readonly mode: ContextMode;
   readonly #diag = new Diagnostics();
-  readonly #cache = new SampleContextCache();
+  readonly #fusion = new FusionMonitor(this.#diag);
+  readonly #cache: SampleContextCache = new FusionCheckingCache(this.#fusion);
+  #autoInstrument: 'http' | 'none' = 'none';
   readonly #contextManager: SpanfuseContextManager;
   readonly #binder: SamplerBinder;
   readonly #sampler: WallSampler;
@@ -122,7 +134,7 @@ export class Spanfuse {
     this.#spansFile = config.spansFile
       ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
       : undefined;
-    const ownProcessors: SpanProcessor[] = [this.#localRoot()];
+    const ownProcessors: SpanProcessor[] = [this.#fusion.noteProcessor(false), this.#localRoot()];
     const sink = this.#spansFile ?? new NoopSpanProcessor();
     this.#ownTail = this.#newTail(sink);
     ownProcessors.push(this.#ownTail ?? sink);
@@ -138,6 +150,8 @@ export class Spanfuse {
       resource: resourceFromAttributes(resourceAttributes),
       spanProcessors: ownProcessors,
     });
+    if (this.#tracing.appProviderFirst) this.#fusion.providerRegisteredBefore();
+    this.#autoInstrument = startAutoInstrumentation(config.autoInstrument, this.#tracing.delegate, this.#diag).enabled;
     if (this.#runtime === undefined) {
       // A worker: its span counters read the main thread's thread-state table.
       const shared = workerThreads.getEnvironmentData(SHARED_STATE_KEY);
@@ -187,9 +201,11 @@ export class Spanfuse {
    * `downstream`, spans are only marked (other processors see the marks).
    */
   spanProcessor(downstream?: SpanProcessor): SpanProcessor {
-    const local = this.#localRoot();
+    const local = [this.#fusion.noteProcessor(true), this.#localRoot()];
     const tail = this.#newTail(downstream ?? new NoopSpanProcessor());
-    return tail === undefined ? composite([local, ...(downstream ? [downstream] : [])]) : composite([local, tail]);
+    if (tail === undefined) return composite([...local, ...(downstream ? [downstream] : [])]);
+    const fused = composite([...local, tail]);
+    return downstream === undefined ? fused : bypassWhenStopped(() => this.#shutdown !== undefined, fused, downstream);
   }
 
   #localRoot(): LocalRootProcessor {
@@ -254,6 +270,7 @@ export class Spanfuse {
       contextSwitches: this.#binder.switches(),
       tracerProvider: this.#tracing.tracerProvider(),
       contextManager: this.#tracing.contextManager,
+      fusion: { ...this.#fusion.stats(this.#tracing.tracerProvider()), autoInstrument: this.#autoInstrument },
       outputDir: this.#outputDir,
       export: this.#pipeline.stats(),
       spans: this.#spansFile?.stats(),
@@ -272,7 +289,15 @@ export class Spanfuse {
     this.#closeWindow(false);
     this.#heap?.stop();
     // Held tail spans go out (enriched from the last window) before the span file closes.
-    await Promise.all(this.#tails.map((t) => t.shutdown().catch((err: unknown) => this.#diag.error('tail.shutdown', err))));
+    // The app's exporters stay open: its provider shuts them down, not spanfuse.
+    const ownTail = this.#ownTail;
+    await Promise.all(
+      this.#tails.map((t) =>
+        (t === ownTail ? t.shutdown() : Promise.resolve(t.releaseAllSync())).catch((err: unknown) =>
+          this.#diag.error('tail.shutdown', err),
+        ),
+      ),
+    );
     await Promise.all([
       this.#pipeline.shutdown(deadlineMs),
       this.#tracing.uninstall().catch((err: unknown) => this.#diag.error('tracing.shutdown', err)),
