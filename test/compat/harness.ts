@@ -47,7 +47,7 @@ export const OTEL_PRELOAD_ESM = join(fixtures, 'otel-preload-esm.js');
 export const ZERO_CODE = '@opentelemetry/auto-instrumentations-node/register';
 
 /** Requests per case: enough for tails in budget mode and a few thousand request samples. */
-export const REQUESTS = 240;
+export const REQUESTS = 160;
 const CONCURRENCY = 4;
 /** Every SLOW_EVERY-th request burns SLOW_MS (a tail under the 12 ms budget); the rest FAST_MS. */
 const SLOW_EVERY = 16;
@@ -69,7 +69,6 @@ export async function runCase(spec: CaseSpec, timeoutMs = 90_000): Promise<CaseR
       SPANFUSE_HEAP_ENABLED: 'false',
       COMPAT_FRAMEWORK: spec.framework,
       COMPAT_SPANS_OUT: join(dir, 'app-spans.json'),
-      COMPAT_OTEL_NOTE: spec.otlp === true || spec.spansJsonl === true ? '0' : '1',
       OTEL_METRICS_EXPORTER: 'none',
       OTEL_LOGS_EXPORTER: 'none',
       ...(receiver === undefined
@@ -89,7 +88,6 @@ export async function runCase(spec: CaseSpec, timeoutMs = 90_000): Promise<CaseR
     await get(port, '/shutdown');
     const exit = await child.exit;
     let spans: AppSpan[];
-    let fusion: Record<string, unknown> | undefined;
     if (receiver !== undefined) {
       spans = receiver.spans;
     } else if (spec.spansJsonl === true) {
@@ -97,10 +95,9 @@ export async function runCase(spec: CaseSpec, timeoutMs = 90_000): Promise<CaseR
     } else {
       const file = join(dir, 'app-spans.json');
       const parsed = existsSync(file)
-        ? (JSON.parse(readFileSync(file, 'utf8')) as { spans: AppSpan[]; fusion?: Record<string, unknown> })
+        ? (JSON.parse(readFileSync(file, 'utf8')) as { spans: AppSpan[] })
         : { spans: [] };
       spans = parsed.spans;
-      fusion = parsed.fusion;
     }
     const ids: string[] = [];
     let requestSamples = 0;
@@ -116,6 +113,8 @@ export async function runCase(spec: CaseSpec, timeoutMs = 90_000): Promise<CaseR
         }
       }
     }
+    const fusionLine = /^FUSION (.*)$/m.exec(exit.stdout)?.[1];
+    const fusion = fusionLine === undefined ? undefined : (JSON.parse(fusionLine) as Record<string, unknown> | null) ?? undefined;
     return { code: exit.code, stderr: exit.stderr, spans, fusion, requestSampleSpanIds: ids, requestSamples };
   } finally {
     receiver?.close();
@@ -146,7 +145,7 @@ function readJsonl(path: string): AppSpan[] {
 
 interface Child {
   readonly port: Promise<number>;
-  readonly exit: Promise<{ code: number | null; stderr: string }>;
+  readonly exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
 function startChild(args: string[], env: Record<string, string>, timeoutMs: number): Child {
@@ -154,10 +153,10 @@ function startChild(args: string[], env: Record<string, string>, timeoutMs: numb
   let stdout = '';
   let stderr = '';
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => {
+  const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stderr });
+      resolve({ code, stdout, stderr });
     });
   });
   const port = new Promise<number>((resolve, reject) => {
