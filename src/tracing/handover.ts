@@ -122,7 +122,7 @@ class HandoverTracer implements Tracer {
   startActiveSpan(...args: unknown[]): unknown {
     const tracer = this.#tracer();
     // Same arguments, same overload: the target tracer parses them.
-    return Reflect.apply(tracer.startActiveSpan, tracer, args);
+    return (tracer as unknown as { startActiveSpan(...a: unknown[]): unknown }).startActiveSpan(...args);
   }
 
   #tracer(): Tracer {

@@ -174,6 +174,9 @@ void describe('compat: real OpenTelemetry setups', { concurrency: 2 }, () => {
       }
       // Nothing of the app's spans went to spanfuse's own file instead.
       assert.notEqual(run.fusion?.state, 'spanfuse-provider');
+      // spanfuse's context manager serves in both orders: kept when first, replacing the app's when after.
+      const spanfuseFirst = c.spec.preload.indexOf('spanfuse/register') === 1;
+      assert.equal(run.fusion?.contextManager, spanfuseFirst ? 'spanfuse' : 'spanfuse-replaced-app');
     });
   }
 

@@ -82,7 +82,7 @@ export async function runCase(spec: CaseSpec, timeoutMs = 90_000): Promise<CaseR
           }),
       ...spec.env,
     };
-    const child = await startChild([...spec.preload, app], env, timeoutMs);
+    const child = startChild([...spec.preload, app], env, timeoutMs);
     const port = await child.port;
     await load(port);
     await get(port, '/shutdown');
