@@ -149,6 +149,7 @@ export class Spanfuse {
       provideTracer: config.tracerProvider === 'auto',
       resource: resourceFromAttributes(resourceAttributes),
       spanProcessors: ownProcessors,
+      onHandover: () => this.#fusion.rearm(),
     });
     if (this.#tracing.appProviderFirst) this.#fusion.providerRegisteredBefore();
     this.#autoInstrument = startAutoInstrumentation(config.autoInstrument, this.#tracing.delegate, this.#diag).enabled;

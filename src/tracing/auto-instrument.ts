@@ -21,7 +21,7 @@ export type AutoInstrumentResult =
 /**
  * Enable OpenTelemetry's HTTP server/client instrumentation with spans from
  * `provider`, for an app that brings no OpenTelemetry setup. The package is
- * looked up from the app's folder first, then from spanfuse's; when it is
+ * looked up from each of `bases` (the app's folder, then spanfuse's); when it is
  * absent the caller gets the reason, to print once, and nothing changes.
  * `node:http`/`node:https` are required once here so they are patched before
  * the app creates its server (ESM imports of them share the patched object).
@@ -30,10 +30,9 @@ export function enableAutoInstrumentation(
   kind: AutoInstrument,
   provider: TracerProvider,
   diag: Diagnostics,
-  appDir: string = process.cwd(),
+  bases: readonly string[] = [join(process.cwd(), 'package.json'), import.meta.url],
 ): AutoInstrumentResult {
   if (kind === 'off') return { enabled: 'none', reason: 'off' };
-  const bases = [join(appDir, 'package.json'), import.meta.url];
   let found: { cls: InstrumentationClass; req: NodeJS.Require; path: string } | undefined;
   for (const base of bases) {
     try {

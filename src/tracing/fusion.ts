@@ -26,20 +26,25 @@ export interface FusionStats {
 }
 
 const ZERO_CODE = 'auto-instrumentations-node/register';
+/** Spans in a row that passed spanfuse's processor before the watch rests. */
+const FUSED_VERDICT = 1000;
 
 /**
  * Watches whether the spans the app enters went through spanfuse's span
  * processor. Every processor spanfuse hands out notes the spans it starts;
  * the context manager's sample cache asks `isForeign()` of each span it is
  * given. The first recording span that no spanfuse processor saw makes the
- * setup `unfused`: one warning with the fix, and the watch stops (its cost
- * is one WeakSet lookup per entered span until then).
+ * setup `unfused`: one warning with the fix, and the watch stops. After
+ * FUSED_VERDICT spans in a row that did pass, the watch stops too, until
+ * `rearm()` (a tracer handed over to a new provider). Its cost is one
+ * WeakSet lookup per entered span while it watches.
  */
 export class FusionMonitor {
   readonly #seen = new WeakSet<object>();
   readonly #diag: Diagnostics;
   readonly #zeroCode: boolean;
   #watching = true;
+  #passedInRow = 0;
   #appFused = 0;
   #unfused = 0;
   #reason: string | undefined;
@@ -78,12 +83,23 @@ export class FusionMonitor {
   check(span: Span): void {
     if (!this.#watching) return;
     try {
-      if (this.#seen.has(span) || !span.isRecording()) return;
+      if (this.#seen.has(span)) {
+        if (++this.#passedInRow >= FUSED_VERDICT) this.#watching = false;
+        return;
+      }
+      if (!span.isRecording()) return;
     } catch {
       return; // a foreign span object that cannot say: no verdict from it
     }
     this.#unfused++;
     this.#markUnfused("the app's tracer provider does not run spanfuse.spanProcessor()");
+  }
+
+  /** Watch again (another provider now serves), unless the setup is already known to be unfused. */
+  rearm(): void {
+    if (this.#unfused > 0 || this.#providerBeforeStart) return;
+    this.#passedInRow = 0;
+    this.#watching = true;
   }
 
   /** True while `check()` still looks at spans. */

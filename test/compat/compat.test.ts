@@ -19,10 +19,11 @@ const OTEL_CJS = ['--require', OTEL_PRELOAD_CJS];
 const OTEL_ESM = ['--import', OTEL_PRELOAD_ESM];
 const ZERO = ['--require', ZERO_CODE];
 
-type Baseline = 'cjs-express-sdk' | 'cjs-express-manual' | 'cjs-express-zero' | 'cjs-fastify-sdk' | 'esm-express-sdk' | 'esm-fastify-manual';
+type Baseline = 'cjs-express-sdk' | 'cjs-express-later' | 'cjs-express-manual' | 'cjs-express-zero' | 'cjs-fastify-sdk' | 'esm-express-sdk' | 'esm-fastify-manual';
 
 const BASELINES: Record<Baseline, CaseSpec> = {
   'cjs-express-sdk': { module: 'cjs', framework: 'express', preload: OTEL_CJS, env: { COMPAT_OTEL_PRELOAD: 'sdk' } },
+  'cjs-express-later': { module: 'cjs', framework: 'express', preload: [], env: { COMPAT_OTEL_LATER: 'sdk' } },
   'cjs-express-manual': { module: 'cjs', framework: 'express', preload: [], env: { COMPAT_OTEL_IN_APP: 'manual' } },
   'cjs-express-zero': { module: 'cjs', framework: 'express', preload: ZERO, env: {}, otlp: true },
   'cjs-fastify-sdk': { module: 'cjs', framework: 'fastify', preload: OTEL_CJS, env: { COMPAT_OTEL_PRELOAD: 'sdk' } },
@@ -65,6 +66,12 @@ const cases: Case[] = [
     name: 'CJS Express, NodeSDK started in the first line of the app, one-line recipe',
     baseline: 'cjs-express-sdk',
     spec: { module: 'cjs', framework: 'express', preload: SF_CJS, env: { COMPAT_OTEL_IN_APP: 'sdk-recipe' } },
+    recipe: true,
+  },
+  {
+    name: 'CJS Express, NodeSDK started later in the app, after it used a tracer it keeps, one-line recipe',
+    baseline: 'cjs-express-later',
+    spec: { module: 'cjs', framework: 'express', preload: SF_CJS, env: { COMPAT_OTEL_LATER: 'sdk-recipe' } },
     recipe: true,
   },
   {
@@ -148,6 +155,10 @@ void describe('compat: real OpenTelemetry setups', { concurrency: 2 }, () => {
       // (1) The app's exporter gets exactly its spans.
       assert.ok(base.spans.length > REQUESTS, `baseline exported only ${base.spans.length} spans`);
       assert.deepEqual(nameCounts(run.spans), nameCounts(base.spans), 'span names and counts differ from the app without spanfuse');
+      if (c.spec.env.COMPAT_OTEL_LATER !== undefined) {
+        // The tracer the app got before its SDK started follows the SDK's provider.
+        assert.deepEqual(run.spans.filter((s) => s.name.endsWith('-sdk')).map((s) => s.name), ['after-sdk']);
+      }
 
       // (2) Request-code samples carry the app's innermost spans.
       assert.ok(run.requestSamples >= 50, `only ${run.requestSamples} samples in request code`);

@@ -3,12 +3,15 @@
 // out before the app registers its provider follow it; the fusion monitor
 // tells spans that passed spanfuse's processor from those that did not.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { ProxyTracerProvider } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Diagnostics } from '../../src/core/diagnostics.js';
-import { FusionMonitor, HandoverTracerProvider } from '../../src/tracing/index.js';
+import { enableAutoInstrumentation, FusionMonitor, HandoverTracerProvider } from '../../src/tracing/index.js';
 
 function sdk(): { provider: BasicTracerProvider; exporter: InMemorySpanExporter } {
   const exporter = new InMemorySpanExporter();
@@ -102,4 +105,33 @@ test('fusion: non-recording spans (remote parents, unsampled) give no verdict; z
   assert.equal(monitor.stats('spanfuse').state, 'spanfuse-provider');
   assert.equal(warnings.length, 1);
   assert.match(warnings[0] ?? '', /zero-code start .* no way to add a span processor/);
+});
+
+test('fusion: the watch rests after a run of fused spans and wakes on rearm (a handover)', () => {
+  const warnings: string[] = [];
+  const monitor = new FusionMonitor(new Diagnostics((m) => warnings.push(m)), []);
+  const fused = new BasicTracerProvider({ spanProcessors: [monitor.noteProcessor(true)] });
+  for (let i = 0; i < 1000; i++) monitor.check(fused.getTracer('t').startSpan(`s${i}`));
+  assert.equal(monitor.watching, false);
+  monitor.rearm();
+  assert.equal(monitor.watching, true);
+  monitor.check(new BasicTracerProvider().getTracer('t').startSpan('foreign'));
+  assert.equal(monitor.stats('app').state, 'unfused');
+  assert.equal(warnings.length, 1);
+});
+
+test('SPANFUSE_AUTO_INSTRUMENT=http without @opentelemetry/instrumentation-http: one notice, nothing enabled', () => {
+  const warnings: string[] = [];
+  const diag = new Diagnostics((m) => warnings.push(m));
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-noinst-'));
+  const nowhere = join(dir, 'package.json');
+  const proxy = new ProxyTracerProvider();
+  const delegate = new HandoverTracerProvider(new BasicTracerProvider(), proxy);
+  const first = enableAutoInstrumentation('http', delegate, diag, [nowhere]);
+  const second = enableAutoInstrumentation('http', delegate, diag, [nowhere]);
+  assert.equal(first.enabled, 'none');
+  assert.equal(second.enabled, 'none');
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0] ?? '', /npm install @opentelemetry\/instrumentation-http/);
+  rmSync(dir, { recursive: true, force: true });
 });
