@@ -294,7 +294,7 @@ export class Spanfuse {
     const ownTail = this.#ownTail;
     await Promise.all(
       this.#tails.map((t) =>
-        (t === ownTail ? t.shutdown() : Promise.resolve(t.releaseAllSync())).catch((err: unknown) =>
+        (t === ownTail ? t.shutdown() : Promise.resolve().then(() => void t.releaseAllSync())).catch((err: unknown) =>
           this.#diag.error('tail.shutdown', err),
         ),
       ),
