@@ -47,10 +47,10 @@ export const OTEL_PRELOAD_ESM = join(fixtures, 'otel-preload-esm.js');
 export const ZERO_CODE = '@opentelemetry/auto-instrumentations-node/register';
 
 /** Requests per case: enough for tails in budget mode and a few thousand request samples. */
-export const REQUESTS = 160;
+export const REQUESTS = 120;
 const CONCURRENCY = 4;
 /** Every SLOW_EVERY-th request burns SLOW_MS (a tail under the 12 ms budget); the rest FAST_MS. */
-const SLOW_EVERY = 16;
+const SLOW_EVERY = 12;
 const SLOW_MS = 30;
 const FAST_MS = 3;
 
