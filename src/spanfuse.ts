@@ -32,9 +32,16 @@ import {
   installTracing,
   JsonlSpanProcessor,
   LocalRootProcessor,
-  startAutoInstrumentation,
+  armAutoInstrumentation,
 } from './tracing/index.js';
-import type { TracingInstallation, TracerProviderState, ContextManagerState, FusionStats } from './tracing/index.js';
+import type {
+  AutoInstrumentation,
+  AutoInstrumentState,
+  ContextManagerState,
+  FusionStats,
+  TracerProviderState,
+  TracingInstallation,
+} from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
@@ -50,7 +57,7 @@ export interface SpanfuseStats {
   readonly tracerProvider: TracerProviderState;
   readonly contextManager: ContextManagerState;
   /** Whether the spans that label samples pass spanfuse's span processor (tails can be marked). */
-  readonly fusion: FusionStats & { readonly autoInstrument: 'http' | 'none' };
+  readonly fusion: FusionStats & { readonly autoInstrument: AutoInstrumentState };
   readonly outputDir: string;
   readonly export: ExportPipelineStats;
   readonly spans: { readonly written: number; readonly dropped: number } | undefined;
@@ -67,7 +74,7 @@ export class Spanfuse {
   readonly #diag = new Diagnostics();
   readonly #fusion = new FusionMonitor(this.#diag);
   readonly #cache: SampleContextCache = new FusionCheckingCache(this.#fusion);
-  #autoInstrument: 'http' | 'none' = 'none';
+  #autoInstrument: AutoInstrumentation | undefined;
   readonly #contextManager: SpanfuseContextManager;
   readonly #binder: SamplerBinder;
   readonly #sampler: WallSampler;
@@ -152,7 +159,12 @@ export class Spanfuse {
       onHandover: () => this.#fusion.rearm(),
     });
     if (this.#tracing.appProviderFirst) this.#fusion.providerRegisteredBefore();
-    this.#autoInstrument = startAutoInstrumentation(config.autoInstrument, this.#tracing.delegate, this.#diag).enabled;
+    const tracing = this.#tracing;
+    this.#autoInstrument = armAutoInstrumentation(config.autoInstrument, {
+      provider: tracing.delegate?.quietAfterHandover(),
+      spanfuseServes: () => tracing.tracerProvider() === 'spanfuse',
+      diag: this.#diag,
+    });
     if (this.#runtime === undefined) {
       // A worker: its span counters read the main thread's thread-state table.
       const shared = workerThreads.getEnvironmentData(SHARED_STATE_KEY);
@@ -271,7 +283,7 @@ export class Spanfuse {
       contextSwitches: this.#binder.switches(),
       tracerProvider: this.#tracing.tracerProvider(),
       contextManager: this.#tracing.contextManager,
-      fusion: { ...this.#fusion.stats(this.#tracing.tracerProvider()), autoInstrument: this.#autoInstrument },
+      fusion: { ...this.#fusion.stats(this.#tracing.tracerProvider()), autoInstrument: this.#autoInstrument?.state() ?? 'none' },
       outputDir: this.#outputDir,
       export: this.#pipeline.stats(),
       spans: this.#spansFile?.stats(),

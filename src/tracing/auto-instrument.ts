@@ -5,81 +5,140 @@ import type { Diagnostics } from '../core/diagnostics.js';
 
 /** Which official instrumentations the preload enables (`SPANFUSE_AUTO_INSTRUMENT`). */
 export type AutoInstrument = 'off' | 'http';
+/** `armed`: waiting for the first HTTP request to decide; `http`: instrumenting; `none`: not. */
+export type AutoInstrumentState = 'armed' | 'http' | 'none';
 
 const HTTP_PACKAGE = '@opentelemetry/instrumentation-http';
 
+interface ModuleDefinition {
+  readonly name: string;
+  readonly patch?: (moduleExports: unknown, moduleVersion?: string) => unknown;
+}
 interface Instrumentation {
   setTracerProvider(provider: TracerProvider): void;
-  disable(): void;
+  getModuleDefinitions(): ModuleDefinition[];
 }
 type InstrumentationClass = new (config?: Record<string, unknown>) => Instrumentation;
 
-export type AutoInstrumentResult =
-  | { readonly enabled: 'http'; readonly from: string; disable(): void }
-  | { readonly enabled: 'none'; readonly reason: string };
+export interface AutoInstrumentation {
+  state(): AutoInstrumentState;
+}
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
- * Enable OpenTelemetry's HTTP server/client instrumentation with spans from
- * `provider`, for an app that brings no OpenTelemetry setup. The package is
- * looked up from each of `bases` (the app's folder, then spanfuse's); when it is
- * absent the caller gets the reason, to print once, and nothing changes.
- * `node:http`/`node:https` are required once here so they are patched before
- * the app creates its server (ESM imports of them share the patched object).
+ * The preload's opt-in: OpenTelemetry's HTTP server/client instrumentation
+ * for an app that brings no OpenTelemetry setup of its own.
+ *
+ * Nothing of OpenTelemetry's instrumentation machinery is created at preload:
+ * its require hook is one per process and remembers every module it has
+ * seen, so creating it now would keep an app's own HTTP instrumentation,
+ * enabled later by its SDK, from ever patching `http` (the app would lose
+ * its HTTP spans). Instead `http`/`https` get a pass-through trampoline on
+ * `Server.prototype.emit`, `request` and `get`; the first call decides: if
+ * spanfuse's provider still serves (the app registered none), the official
+ * instrumentation is created and applied through its public module
+ * definitions, with tracers that go quiet if an app provider appears later;
+ * otherwise nothing is instrumented. Either way the trampolines step aside
+ * (one boolean check per call where another wrapper sits on top of them).
  */
-export function enableAutoInstrumentation(
+export function armAutoInstrumentation(
   kind: AutoInstrument,
-  provider: TracerProvider,
-  diag: Diagnostics,
-  bases: readonly string[] = [join(process.cwd(), 'package.json'), import.meta.url],
-): AutoInstrumentResult {
-  if (kind === 'off') return { enabled: 'none', reason: 'off' };
-  let found: { cls: InstrumentationClass; req: NodeJS.Require; path: string } | undefined;
+  opts: {
+    /** Tracers for the instrumentation (quiet after a handover). */
+    provider: TracerProvider | undefined;
+    /** Whether spanfuse's provider still serves, asked once at the first HTTP call. */
+    spanfuseServes: () => boolean;
+    diag: Diagnostics;
+    /** Where to look for the package: the app's folder, then spanfuse's. */
+    bases?: readonly string[];
+  },
+): AutoInstrumentation {
+  let state: AutoInstrumentState = 'none';
+  const result = { state: () => state };
+  if (kind === 'off') return result;
+  const { provider, diag } = opts;
+  if (provider === undefined) {
+    diag.warnOnce(
+      'auto-instrument',
+      `spanfuse: SPANFUSE_AUTO_INSTRUMENT=${kind} is ignored: the app registered its own tracer provider (or tracerProvider is off); its instrumentations make the spans.`,
+    );
+    return result;
+  }
+  const located = locate(opts.bases ?? [join(process.cwd(), 'package.json'), import.meta.url]);
+  if (located === undefined) {
+    diag.warnOnce(
+      'auto-instrument',
+      `spanfuse: SPANFUSE_AUTO_INSTRUMENT=http: ${HTTP_PACKAGE} is not installed (npm install ${HTTP_PACKAGE}); profiling continues without request spans.`,
+    );
+    return result;
+  }
+  const core = createRequire(import.meta.url);
+  const modules: Record<string, Record<string, unknown>> = {
+    http: core('node:http') as Record<string, unknown>,
+    https: core('node:https') as Record<string, unknown>,
+  };
+  const restores: (() => void)[] = [];
+  let decided = false;
+  const decide = (): void => {
+    decided = true;
+    for (const r of restores) r();
+    state = 'none';
+    try {
+      if (!opts.spanfuseServes()) return;
+      const cls = located.req(located.path) as { HttpInstrumentation?: unknown };
+      if (typeof cls.HttpInstrumentation !== 'function') throw new Error(`${HTTP_PACKAGE} exports no HttpInstrumentation`);
+      // Not enabled: enabling would install the require hook for later modules too.
+      const instrumentation = new (cls.HttpInstrumentation as InstrumentationClass)({ enabled: false });
+      instrumentation.setTracerProvider(provider);
+      for (const def of instrumentation.getModuleDefinitions()) {
+        const exports = modules[def.name];
+        if (exports !== undefined) def.patch?.(exports, process.versions.node);
+      }
+      state = 'http';
+    } catch (err) {
+      diag.error('auto-instrument', err);
+    }
+  };
+  for (const exports of Object.values(modules)) {
+    const proto = (exports.Server as { prototype: Record<string, unknown> } | undefined)?.prototype;
+    if (proto !== undefined) trampoline(proto, 'emit', (args) => args[0] === 'request');
+    trampoline(exports, 'request', () => true);
+    trampoline(exports, 'get', () => true);
+  }
+  state = 'armed';
+  return result;
+
+  function trampoline(target: Record<string, unknown>, name: string, triggers: (args: unknown[]) => boolean): void {
+    const original = target[name];
+    if (typeof original !== 'function') return;
+    const hadOwn = Object.prototype.hasOwnProperty.call(target, name);
+    const fn = original as Fn;
+    const wrapper: Fn = function (this: unknown, ...args: unknown[]): unknown {
+      if (decided || !triggers(args)) return fn.apply(this, args);
+      // On top (nobody wrapped us): decide, then call again through whatever is installed now.
+      const onTop = target[name] === wrapper;
+      decide();
+      const now = onTop ? (target[name] as Fn) : fn;
+      return now.apply(this, args);
+    };
+    target[name] = wrapper;
+    restores.push(() => {
+      if (target[name] !== wrapper) return; // someone wrapped us: stay, as a pass-through
+      if (hadOwn) target[name] = original;
+      else delete target[name];
+    });
+  }
+}
+
+function locate(bases: readonly string[]): { req: NodeJS.Require; path: string } | undefined {
   for (const base of bases) {
     try {
       const req = createRequire(base);
-      const path = req.resolve(HTTP_PACKAGE);
-      const mod = req(path) as { HttpInstrumentation?: unknown };
-      if (typeof mod.HttpInstrumentation === 'function') {
-        found = { cls: mod.HttpInstrumentation as InstrumentationClass, req, path };
-        break;
-      }
+      return { req, path: req.resolve(HTTP_PACKAGE) };
     } catch {
       // Not installed here; try the next place.
     }
   }
-  if (found === undefined) {
-    const reason = `${HTTP_PACKAGE} is not installed; install it (npm install ${HTTP_PACKAGE}) for request spans with no code`;
-    diag.warnOnce('auto-instrument', `spanfuse: SPANFUSE_AUTO_INSTRUMENT=http: ${reason}. Profiling continues without it.`);
-    return { enabled: 'none', reason };
-  }
-  try {
-    const instrumentation = new found.cls({});
-    instrumentation.setTracerProvider(provider);
-    // require-in-the-middle patches core modules on their next require.
-    found.req('node:http');
-    found.req('node:https');
-    return { enabled: 'http', from: found.path, disable: () => instrumentation.disable() };
-  } catch (err) {
-    diag.error('auto-instrument', err);
-    return { enabled: 'none', reason: 'failed to enable' };
-  }
-}
-
-/**
- * The preload's opt-in: instrument HTTP only when spanfuse's own provider
- * serves, with tracers that go quiet if the app registers a provider later
- * (its own instrumentations then make its spans; ours must add none).
- */
-export function startAutoInstrumentation(
-  kind: AutoInstrument,
-  delegate: { quietAfterHandover(): TracerProvider } | undefined,
-  diag: Diagnostics,
-): AutoInstrumentResult {
-  if (kind === 'off') return { enabled: 'none', reason: 'off' };
-  if (delegate === undefined) {
-    const reason = 'the app registered its own tracer provider (or tracerProvider is off); its instrumentations make the spans';
-    diag.warnOnce('auto-instrument', `spanfuse: SPANFUSE_AUTO_INSTRUMENT=${kind} is ignored: ${reason}.`);
-    return { enabled: 'none', reason };
-  }
-  return enableAutoInstrumentation(kind, delegate.quietAfterHandover(), diag);
+  return undefined;
 }

@@ -8,6 +8,6 @@ export { HandoverTracerProvider } from './handover.js';
 export { FusionMonitor } from './fusion.js';
 export type { FusionState, FusionStats } from './fusion.js';
 export { FusionCheckingCache } from './fusion-cache.js';
-export { enableAutoInstrumentation, startAutoInstrumentation } from './auto-instrument.js';
-export type { AutoInstrument, AutoInstrumentResult } from './auto-instrument.js';
+export { armAutoInstrumentation } from './auto-instrument.js';
+export type { AutoInstrument, AutoInstrumentation, AutoInstrumentState } from './auto-instrument.js';
 export { bypassWhenStopped } from './bypass.js';

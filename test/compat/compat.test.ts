@@ -63,6 +63,17 @@ const cases: Case[] = [
     recipe: true,
   },
   {
+    name: "CJS Express, SPANFUSE_AUTO_INSTRUMENT=http, then NodeSDK preload with the recipe: spanfuse's instrumentation adds no span",
+    baseline: 'cjs-express-sdk',
+    spec: {
+      module: 'cjs',
+      framework: 'express',
+      preload: [...SF_CJS, ...OTEL_CJS],
+      env: { COMPAT_OTEL_PRELOAD: 'sdk-recipe', SPANFUSE_AUTO_INSTRUMENT: 'http' },
+    },
+    recipe: true,
+  },
+  {
     name: 'CJS Express, NodeSDK started in the first line of the app, one-line recipe',
     baseline: 'cjs-express-sdk',
     spec: { module: 'cjs', framework: 'express', preload: SF_CJS, env: { COMPAT_OTEL_IN_APP: 'sdk-recipe' } },

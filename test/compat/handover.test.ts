@@ -11,7 +11,7 @@ import { ProxyTracerProvider } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Diagnostics } from '../../src/core/diagnostics.js';
-import { enableAutoInstrumentation, FusionMonitor, HandoverTracerProvider } from '../../src/tracing/index.js';
+import { armAutoInstrumentation, FusionMonitor, HandoverTracerProvider } from '../../src/tracing/index.js';
 
 function sdk(): { provider: BasicTracerProvider; exporter: InMemorySpanExporter } {
   const exporter = new InMemorySpanExporter();
@@ -120,18 +120,25 @@ test('fusion: the watch rests after a run of fused spans and wakes on rearm (a h
   assert.equal(warnings.length, 1);
 });
 
-test('SPANFUSE_AUTO_INSTRUMENT=http without @opentelemetry/instrumentation-http: one notice, nothing enabled', () => {
+test('SPANFUSE_AUTO_INSTRUMENT=http without @opentelemetry/instrumentation-http: one notice, nothing armed', () => {
   const warnings: string[] = [];
   const diag = new Diagnostics((m) => warnings.push(m));
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-noinst-'));
   const nowhere = join(dir, 'package.json');
-  const proxy = new ProxyTracerProvider();
-  const delegate = new HandoverTracerProvider(new BasicTracerProvider(), proxy);
-  const first = enableAutoInstrumentation('http', delegate, diag, [nowhere]);
-  const second = enableAutoInstrumentation('http', delegate, diag, [nowhere]);
-  assert.equal(first.enabled, 'none');
-  assert.equal(second.enabled, 'none');
+  const provider = new BasicTracerProvider();
+  const opts = { provider, spanfuseServes: () => true, diag, bases: [nowhere] };
+  const first = armAutoInstrumentation('http', opts);
+  const second = armAutoInstrumentation('http', opts);
+  assert.equal(first.state(), 'none');
+  assert.equal(second.state(), 'none');
   assert.equal(warnings.length, 1);
   assert.match(warnings[0] ?? '', /npm install @opentelemetry\/instrumentation-http/);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('SPANFUSE_AUTO_INSTRUMENT=http with an app provider at startup: one notice, nothing armed', () => {
+  const warnings: string[] = [];
+  const auto = armAutoInstrumentation('http', { provider: undefined, spanfuseServes: () => false, diag: new Diagnostics((m) => warnings.push(m)) });
+  assert.equal(auto.state(), 'none');
+  assert.match(warnings[0] ?? '', /is ignored: the app registered its own tracer provider/);
 });
