@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { context } from '@opentelemetry/api';
 import type { TracerProvider } from '@opentelemetry/api';
+import { isTracingSuppressed } from '@opentelemetry/core';
 import type { Diagnostics } from '../core/diagnostics.js';
 
 /** Which official instrumentations the preload enables (`SPANFUSE_AUTO_INSTRUMENT`). */
@@ -115,7 +117,8 @@ export function armAutoInstrumentation(
     const hadOwn = Object.prototype.hasOwnProperty.call(target, name);
     const fn = original as Fn;
     const wrapper: Fn = function (this: unknown, ...args: unknown[]): unknown {
-      if (decided || !triggers(args)) return fn.apply(this, args);
+      // spanfuse's own exporters (tracing suppressed) do not decide for the app.
+      if (decided || !triggers(args) || isTracingSuppressed(context.active())) return fn.apply(this, args);
       // On top (nobody wrapped us): decide, then call again through whatever is installed now.
       const onTop = target[name] === wrapper;
       decide();
