@@ -27,8 +27,23 @@ import type { TailStats } from './exemplars/index.js';
 import { HeapStage, addGcTotals } from './heap/index.js';
 import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
 import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
-import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
-import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
+import {
+  bypassWhenStopped,
+  FusionCheckingCache,
+  FusionMonitor,
+  installTracing,
+  JsonlSpanProcessor,
+  LocalRootProcessor,
+  armAutoInstrumentation,
+} from './tracing/index.js';
+import type {
+  AutoInstrumentation,
+  AutoInstrumentState,
+  ContextManagerState,
+  FusionStats,
+  TracerProviderState,
+  TracingInstallation,
+} from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
@@ -46,6 +61,8 @@ export interface SpanfuseStats {
   readonly contextSwitches: number;
   readonly tracerProvider: TracerProviderState;
   readonly contextManager: ContextManagerState;
+  /** Whether the spans that label samples pass spanfuse's span processor (tails can be marked). */
+  readonly fusion: FusionStats & { readonly autoInstrument: AutoInstrumentState };
   readonly outputDir: string;
   readonly export: ExportPipelineStats;
   readonly spans: { readonly written: number; readonly dropped: number } | undefined;
@@ -60,7 +77,9 @@ export class Spanfuse {
   readonly config: ResolvedConfig;
   readonly mode: ContextMode;
   readonly #diag = new Diagnostics();
-  readonly #cache = new SampleContextCache();
+  readonly #fusion = new FusionMonitor(this.#diag);
+  readonly #cache: SampleContextCache = new FusionCheckingCache(this.#fusion);
+  #autoInstrument: AutoInstrumentation | undefined;
   readonly #contextManager: SpanfuseContextManager;
   readonly #binder: SamplerBinder;
   readonly #sampler: WallSampler;
@@ -131,7 +150,7 @@ export class Spanfuse {
     this.#spansFile = config.spansFile
       ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
       : undefined;
-    const ownProcessors: SpanProcessor[] = [this.#localRoot()];
+    const ownProcessors: SpanProcessor[] = [this.#fusion.noteProcessor(false), this.#localRoot()];
     const sink = this.#spansFile ?? new NoopSpanProcessor();
     this.#ownTail = this.#newTail(sink);
     ownProcessors.push(this.#ownTail ?? sink);
@@ -146,6 +165,14 @@ export class Spanfuse {
       provideTracer: config.tracerProvider === 'auto',
       resource: resourceFromAttributes(resourceAttributes),
       spanProcessors: ownProcessors,
+      onHandover: () => this.#fusion.rearm(),
+    });
+    if (this.#tracing.appProviderFirst) this.#fusion.providerRegisteredBefore();
+    const tracing = this.#tracing;
+    this.#autoInstrument = armAutoInstrumentation(config.autoInstrument, {
+      provider: tracing.delegate?.quietAfterHandover(),
+      spanfuseServes: () => tracing.tracerProvider() === 'spanfuse',
+      diag: this.#diag,
     });
     if (this.#runtime === undefined) {
       // A worker: its span counters read the main thread's thread-state table.
@@ -196,9 +223,11 @@ export class Spanfuse {
    * `downstream`, spans are only marked (other processors see the marks).
    */
   spanProcessor(downstream?: SpanProcessor): SpanProcessor {
-    const local = this.#localRoot();
+    const local = [this.#fusion.noteProcessor(true), this.#localRoot()];
     const tail = this.#newTail(downstream ?? new NoopSpanProcessor());
-    return tail === undefined ? composite([local, ...(downstream ? [downstream] : [])]) : composite([local, tail]);
+    if (tail === undefined) return composite([...local, ...(downstream ? [downstream] : [])]);
+    const fused = composite([...local, tail]);
+    return downstream === undefined ? fused : bypassWhenStopped(() => this.#shutdown !== undefined, fused, downstream);
   }
 
   #localRoot(): LocalRootProcessor {
@@ -266,6 +295,7 @@ export class Spanfuse {
       contextSwitches: this.#binder.switches(),
       tracerProvider: this.#tracing.tracerProvider(),
       contextManager: this.#tracing.contextManager,
+      fusion: { ...this.#fusion.stats(this.#tracing.tracerProvider()), autoInstrument: this.#autoInstrument?.state() ?? 'none' },
       outputDir: this.#outputDir,
       export: this.#pipeline.stats(),
       spans: this.#spansFile?.stats(),
@@ -284,7 +314,15 @@ export class Spanfuse {
     await this.#closeWindow(false);
     this.#heap?.stop();
     // Held tail spans go out (enriched from the last window) before the span file closes.
-    await Promise.all(this.#tails.map((t) => t.shutdown().catch((err: unknown) => this.#diag.error('tail.shutdown', err))));
+    // The app's exporters stay open: its provider shuts them down, not spanfuse.
+    const ownTail = this.#ownTail;
+    await Promise.all(
+      this.#tails.map((t) =>
+        (t === ownTail ? t.shutdown() : Promise.resolve().then(() => void t.releaseAllSync())).catch((err: unknown) =>
+          this.#diag.error('tail.shutdown', err),
+        ),
+      ),
+    );
     await Promise.all([
       this.#pipeline.shutdown(deadlineMs),
       this.#tracing.uninstall().catch((err: unknown) => this.#diag.error('tracing.shutdown', err)),

@@ -46,6 +46,12 @@ export interface SpanfuseOptions {
    * `auto` or `off`). Default `auto`.
    */
   tracerProvider?: 'auto' | 'off';
+  /**
+   * When spanfuse provides the tracer provider, also enable OpenTelemetry's
+   * HTTP server/client instrumentation if `@opentelemetry/instrumentation-http`
+   * is installed (`SPANFUSE_AUTO_INSTRUMENT`, `http` or `off`). Default `off`.
+   */
+  autoInstrument?: 'http' | 'off';
   /** Where profiles go: files, OTLP, Pyroscope; retention, retry, scrubbing. */
   export?: ExportOptions;
   /** Tail-latency detection and span enrichment. */
@@ -67,6 +73,7 @@ export interface ResolvedConfig {
   readonly spansFile: boolean;
   readonly spansFileMaxBytes: number;
   readonly tracerProvider: 'auto' | 'off';
+  readonly autoInstrument: 'http' | 'off';
   readonly export: ResolvedExportConfig;
   readonly tail: TailSettings;
   readonly heap: HeapConfig;
@@ -122,6 +129,14 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     envProvider === 'auto' || envProvider === 'off' ? envProvider : undefined,
     'auto',
   );
+  const envAuto = envString(env, 'SPANFUSE_AUTO_INSTRUMENT');
+  if (envAuto !== undefined && envAuto !== 'http' && envAuto !== 'off') {
+    problems.add('SPANFUSE_AUTO_INSTRUMENT', `expected "http" or "off", got ${JSON.stringify(envAuto)}`);
+  }
+  const autoInstrument = pick(options.autoInstrument, envAuto === 'http' || envAuto === 'off' ? envAuto : undefined, 'off');
+  if (autoInstrument !== 'http' && autoInstrument !== 'off') {
+    problems.add('autoInstrument', `expected "http" or "off", got ${JSON.stringify(autoInstrument)}`);
+  }
 
   // Validate the merged values (code-supplied ones have not been checked yet).
   checkBool(problems, 'enabled', enabled);
@@ -167,6 +182,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     spansFile,
     spansFileMaxBytes,
     tracerProvider,
+    autoInstrument,
     export: exportConfig,
     tail,
     heap,

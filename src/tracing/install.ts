@@ -3,6 +3,7 @@ import type { ContextManager, TracerProvider } from '@opentelemetry/api';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
+import { HandoverTracerProvider } from './handover.js';
 
 export type ContextManagerState = 'spanfuse' | 'spanfuse-replaced-app';
 export type TracerProviderState = 'spanfuse' | 'app' | 'none';
@@ -13,6 +14,10 @@ export interface TracingInstallation {
   tracerProvider(): TracerProviderState;
   /** spanfuse's own provider, when it installed one. */
   readonly provider: BasicTracerProvider | undefined;
+  /** The delegate spanfuse gave the API (tracers that hand over), when it installed one. */
+  readonly delegate: HandoverTracerProvider | undefined;
+  /** The app had registered a tracer provider before spanfuse was installed. */
+  readonly appProviderFirst: boolean;
   uninstall(): Promise<void>;
 }
 
@@ -21,13 +26,17 @@ export interface TracingInstallation {
  * provider and `provideTracer` is set, give the API's proxy provider a
  * delegate of ours WITHOUT registering it globally. An app that sets up its
  * own SDK later (`NodeSDK.start()`, `provider.register()`) then registers as
- * usual and simply replaces our delegate; nothing is refused or patched.
+ * usual and replaces our delegate; tracers handed out before (by the
+ * instrumentations NodeSDK registers before its provider) follow it, because
+ * our delegate's tracers forward to whichever provider replaced it
+ * (handover.ts). Nothing is refused or patched.
  */
 export function installTracing(opts: {
   contextManager: ContextManager;
   provideTracer: boolean;
   resource: Resource;
   spanProcessors: SpanProcessor[];
+  onHandover?: () => void;
 }): TracingInstallation {
   opts.contextManager.enable();
   let cmState: ContextManagerState = 'spanfuse';
@@ -40,24 +49,30 @@ export function installTracing(opts: {
   }
 
   const proxy = trace.getTracerProvider();
+  const appProviderFirst = proxy instanceof ProxyTracerProvider ? hasDelegate(proxy) : true;
   let provider: BasicTracerProvider | undefined;
-  if (opts.provideTracer && proxy instanceof ProxyTracerProvider && !hasDelegate(proxy)) {
+  let delegate: HandoverTracerProvider | undefined;
+  if (opts.provideTracer && proxy instanceof ProxyTracerProvider && !appProviderFirst) {
     provider = new BasicTracerProvider({ resource: opts.resource, spanProcessors: opts.spanProcessors });
-    proxy.setDelegate(provider);
+    delegate = new HandoverTracerProvider(provider, proxy, opts.onHandover);
+    proxy.setDelegate(delegate);
   }
 
   return {
     contextManager: cmState,
     provider,
+    delegate,
+    appProviderFirst,
     tracerProvider(): TracerProviderState {
       const current = trace.getTracerProvider();
-      const delegate = current instanceof ProxyTracerProvider ? current.getDelegate() : current;
-      if (provider !== undefined && delegate === provider) return 'spanfuse';
+      const active = current instanceof ProxyTracerProvider ? current.getDelegate() : current;
+      if (delegate !== undefined && active === delegate) return 'spanfuse';
       return current instanceof ProxyTracerProvider && !hasDelegate(current) ? 'none' : 'app';
     },
     async uninstall(): Promise<void> {
       if (provider === undefined) return;
-      if (proxy instanceof ProxyTracerProvider && proxy.getDelegate() === provider) {
+      if (proxy instanceof ProxyTracerProvider && proxy.getDelegate() === delegate) {
+        // Tracers handed out forward to the no-op provider from now on.
         proxy.setDelegate(noopProvider());
       }
       await provider.shutdown();
