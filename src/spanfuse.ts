@@ -29,7 +29,6 @@ import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from 
 import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import {
   bypassWhenStopped,
-  FusionCheckingCache,
   FusionMonitor,
   installTracing,
   JsonlSpanProcessor,
@@ -78,7 +77,7 @@ export class Spanfuse {
   readonly mode: ContextMode;
   readonly #diag = new Diagnostics();
   readonly #fusion = new FusionMonitor(this.#diag);
-  readonly #cache: SampleContextCache = new FusionCheckingCache(this.#fusion);
+  readonly #cache = new SampleContextCache();
   #autoInstrument: AutoInstrumentation | undefined;
   readonly #contextManager: SpanfuseContextManager;
   readonly #binder: SamplerBinder;
@@ -127,6 +126,7 @@ export class Spanfuse {
     // The runtime stage watches the whole process: one instance, on the main thread.
     this.#runtime = workerThreads.isMainThread ? new RuntimeSignals(config.runtime, this.#diag) : undefined;
     this.#contextManager = new SpanfuseContextManager(this.#cache);
+    this.#watchFusion();
     this.#binder =
       this.mode === 'async-context-frame'
         ? new FrameBinder()
@@ -165,7 +165,10 @@ export class Spanfuse {
       provideTracer: config.tracerProvider === 'auto',
       resource: resourceFromAttributes(resourceAttributes),
       spanProcessors: ownProcessors,
-      onHandover: () => this.#fusion.rearm(),
+      onHandover: () => {
+        this.#fusion.rearm();
+        this.#watchFusion();
+      },
     });
     if (this.#tracing.appProviderFirst) this.#fusion.providerRegisteredBefore();
     const tracing = this.#tracing;
@@ -228,6 +231,15 @@ export class Spanfuse {
     if (tail === undefined) return composite([...local, ...(downstream ? [downstream] : [])]);
     const fused = composite([...local, tail]);
     return downstream === undefined ? fused : bypassWhenStopped(() => this.#shutdown !== undefined, fused, downstream);
+  }
+
+  /** Until the fusion check has its verdict it sees every span entered; then it unhooks itself. */
+  #watchFusion(): void {
+    if (!this.#fusion.watching) return;
+    this.#contextManager.setSpanWatcher((span) => {
+      if (this.#fusion.watching) this.#fusion.check(span);
+      else this.#contextManager.setSpanWatcher(undefined);
+    });
   }
 
   #localRoot(): LocalRootProcessor {

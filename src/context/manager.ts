@@ -55,6 +55,7 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
   #key: AsyncLocalStorage<unknown> | undefined;
   #hooks: HookBinder | undefined;
   #threadContext: ThreadContextRunner | undefined;
+  #watch: ((span: Span) => void) | undefined;
 
   /** The cache argument is kept for callers of the earlier constructor; SampleContexts are per span now. */
   constructor(_cache?: SampleContextCache) {
@@ -67,6 +68,14 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     this.#hooks = binder instanceof HookBinder ? binder : undefined;
     // A key once used stays: frames entered through it must still resolve.
     if (this.#frame !== undefined) this.#key ??= this.#frame.key;
+  }
+
+  /**
+   * Show every span entered to `watch` (or stop, with undefined): the fusion
+   * check, which stops itself once it has a verdict.
+   */
+  setSpanWatcher(watch: ((span: Span) => void) | undefined): void {
+    this.#watch = watch;
   }
 
   /** Also publish each entered span's thread-context record (or stop, with undefined). */
@@ -118,6 +127,11 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     thisArg?: ThisParameterType<F>,
     ...args: A
   ): ReturnType<F> {
+    const watch = this.#watch;
+    if (watch !== undefined) {
+      const span = trace.getSpan(context);
+      if (span !== undefined) watch(span);
+    }
     // The binder finds the key when enabled, which may follow setBinder().
     const key = this.#key ?? (this.#key = this.#frame?.key);
     if (key !== undefined) return this.#withKey(key, context, fn, thisArg, args);

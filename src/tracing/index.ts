@@ -7,7 +7,6 @@ export { hrTimeToNanos } from './time.js';
 export { HandoverTracerProvider } from './handover.js';
 export { FusionMonitor } from './fusion.js';
 export type { FusionState, FusionStats } from './fusion.js';
-export { FusionCheckingCache } from './fusion-cache.js';
 export { armAutoInstrumentation } from './auto-instrument.js';
 export type { AutoInstrument, AutoInstrumentation, AutoInstrumentState } from './auto-instrument.js';
 export { bypassWhenStopped } from './bypass.js';
