@@ -28,6 +28,7 @@ import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
+import { DebugEndpoint, WindowRing } from './debug/index.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
@@ -48,6 +49,8 @@ export interface SpanfuseStats {
   readonly heap: { readonly kind: string; readonly backend: string; readonly intervalBytes: number } | undefined;
   readonly runtime: RuntimeStats | undefined;
   readonly counters: Readonly<Record<string, number>>;
+  /** URL of the local debug endpoint, once it listens (`debug.port`). */
+  readonly debugEndpoint: string | undefined;
 }
 
 /** The running profiler: returned by `start()`. */
@@ -68,6 +71,7 @@ export class Spanfuse {
   readonly #tails: TailSpanProcessor[] = [];
   readonly #ownTail: TailSpanProcessor | undefined;
   readonly #scrubber: Scrubber;
+  readonly #debug: DebugEndpoint | undefined;
   #threadContext: ThreadContextPublisher | undefined;
   #stopWorkerCounters: (() => void) | undefined;
   /** The runtime's span counters, once its threads and readers are up. */
@@ -117,6 +121,12 @@ export class Spanfuse {
       diagnostics: this.#diag,
     });
     this.#scrubber = createScrubber(config.export);
+    // The debug endpoint (main thread only) reads scrubbed windows as one more exporter.
+    const ring = config.debug.enabled && workerThreads.isMainThread ? new WindowRing() : undefined;
+    if (ring !== undefined) {
+      exporters.push(ring);
+      this.#debug = new DebugEndpoint({ config: config.debug, ring, closeWindow: () => this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag });
+    }
     this.#pipeline = new ExportPipeline({ exporters, scrubber: this.#scrubber, diagnostics: this.#diag });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
@@ -174,6 +184,7 @@ export class Spanfuse {
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
     process.prependOnceListener('exit', this.#onExit);
+    void this.#debug?.start();
   }
 
   /**
@@ -264,10 +275,12 @@ export class Spanfuse {
           : { kind: this.#heap.sampler.kind, backend: this.#heap.sampler.backend, intervalBytes: this.#heap.sampler.intervalBytes },
       runtime: this.#runtime?.stats(),
       counters: this.#diag.counters(),
+      debugEndpoint: this.#debug?.url,
     };
   }
 
   async #doShutdown(deadlineMs: number): Promise<void> {
+    const debugStopped = this.#debug?.stop();
     this.#stopTimers();
     this.#closeWindow(false);
     this.#heap?.stop();
@@ -280,6 +293,7 @@ export class Spanfuse {
       this.#runtime?.stop().catch((err: unknown) => this.#diag.error('runtime.stop', err)),
     ]);
     this.#stopWorkerCounters?.();
+    await debugStopped;
   }
 
   #stopTimers(): void {
@@ -359,6 +373,7 @@ export class Spanfuse {
   #exitSync(): void {
     if (this.#shutdown !== undefined) return;
     this.#shutdown = Promise.resolve();
+    void this.#debug?.stop();
     this.#stopTimers();
     const last = this.#collect(false);
     for (const t of this.#tails) {

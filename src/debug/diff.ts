@@ -40,6 +40,7 @@ export function diffDocument(loaded: Loaded, operation: string, metric: Metric, 
   const m = METRICS.indexOf(metric);
   const flat = compactFrames(b.flatten(m), store.names, store.files);
   const stats = frameStats(store, items, 8);
+  const rootTailAll = flat.tree.values[m]?.[0] ?? 0;
   // Self (exclusive) time: where the extra time of a tail span is spent, not
   // every caller above it. A frame normal spans never run is marked.
   const growth: GrowthRow[] = [...stats.values()]
@@ -51,7 +52,8 @@ export function diffDocument(loaded: Loaded, operation: string, metric: Metric, 
       tailTotal: s.total[m] ?? 0,
       onlyInTail: (s.total[4] ?? 0) === 0 && (s.total[m] ?? 0) > 0,
     }))
-    .filter((g) => g.tail > g.normal || g.onlyInTail)
+    // Leave out crumbs: under 0.5% of a tail span (1% for tail-only frames).
+    .filter((g) => g.tail - g.normal >= 0.005 * rootTailAll || (g.onlyInTail && g.tailTotal >= 0.01 * rootTailAll))
     .sort((a, b2) => b2.tail - b2.normal - (a.tail - a.normal) || b2.tailTotal - a.tailTotal)
     .slice(0, top);
   const key = op.key ?? operation;

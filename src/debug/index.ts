@@ -12,3 +12,7 @@ export { renderHtml } from './html.js';
 export type { FlameDocument, GrowthRow } from './document.js';
 export { METRICS, frameStats, rowValues, TreeBuilder } from './tree.js';
 export type { Metric, FlatTree } from './tree.js';
+export { DebugEndpoint } from './endpoint.js';
+export type { DebugEndpointOptions } from './endpoint.js';
+export { WindowRing } from './window-ring.js';
+export { mergeProfiles } from './merge.js';

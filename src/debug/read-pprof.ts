@@ -1,4 +1,5 @@
 import { Profile } from '../core/pprof.js';
+import type { Profile as ProfileType } from '../core/pprof.js';
 import { FlameError, KEYS, metricSlot } from './model.js';
 import type { MetricSlot, SampleStore } from './model.js';
 
@@ -9,17 +10,18 @@ import type { MetricSlot, SampleStore } from './model.js';
  * selection works when they carry `span_id`/`trace_id`/`span_name` labels.
  * Returns the number of rows added.
  */
-export function addPprof(
-  store: SampleStore,
-  bytes: Uint8Array,
-  source: { file: string; profileId: string; live?: boolean },
-): number {
-  let p: InstanceType<typeof Profile>;
+export function addPprof(store: SampleStore, bytes: Uint8Array, source: { file: string; profileId: string }): number {
+  let p: ProfileType;
   try {
     p = Profile.decode(bytes);
   } catch (err) {
     throw new FlameError('input', `${source.file}: not a pprof profile (${err instanceof Error ? err.message : String(err)})`);
   }
+  return addProfile(store, p, source);
+}
+
+/** Same, from a decoded profile (the debug endpoint's live windows). */
+export function addProfile(store: SampleStore, p: ProfileType, source: { file: string; profileId: string; live?: boolean }): number {
   const strings = p.stringTable.strings;
   const str = (i: number | bigint): string => strings[Number(i)] ?? '';
   const slots: MetricSlot[] = p.sampleType.map((t) => metricSlot(str(t.type), str(t.unit)));
