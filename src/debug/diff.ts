@@ -5,7 +5,7 @@ import type { Loaded } from './load.js';
 import { FlameError } from './model.js';
 import { selectRows } from './select.js';
 import { resolveOperation } from './select.js';
-import { frameStats, METRICS, rowValues, TreeBuilder } from './tree.js';
+import { frameStats, METRICS, sumByStack, TreeBuilder } from './tree.js';
 import type { Metric } from './tree.js';
 
 /**
@@ -29,13 +29,14 @@ export function diffDocument(loaded: Loaded, operation: string, metric: Metric, 
   const counts = spanCounts(loaded, op.spans, tail.spansWithSamples, normal.spansWithSamples);
   const b = new TreeBuilder(store, 8);
   const hasCpu = (w: number): boolean => store.windows[w]?.hasCpu === true;
+  const tailSums = sumByStack(store, tail.rows, 1 / counts.tail);
+  const normalSums = sumByStack(store, normal.rows, 1 / counts.normal);
+  b.addStacks(tailSums, 4, 0);
+  b.addStacks(normalSums, 4, 4);
   const items: { stack: number; values: number[] }[] = [];
-  for (const [rows, offset, n] of [[tail.rows, 0, counts.tail], [normal.rows, 4, counts.normal]] as const) {
-    for (const r of rows) {
-      const v = rowValues(r, hasCpu(r.window)).map((x) => x / n);
-      b.add(r.stack, v, offset);
-      items.push({ stack: r.stack, values: offset === 0 ? [...v, 0, 0, 0, 0] : [0, 0, 0, 0, ...v] });
-    }
+  for (let st = 0; st < store.stacks.length; st++) {
+    const v = [...tailSums.subarray(st * 4, st * 4 + 4), ...normalSums.subarray(st * 4, st * 4 + 4)];
+    if (v.some((x) => x !== 0)) items.push({ stack: st, values: v });
   }
   const m = METRICS.indexOf(metric);
   const flat = compactFrames(b.flatten(m), store.names, store.files);

@@ -4,7 +4,7 @@ import type { Loaded } from './load.js';
 import type { SampleStore } from './model.js';
 import { selectRows } from './select.js';
 import type { Selected, Selection } from './select.js';
-import { METRICS, rowValues, TreeBuilder } from './tree.js';
+import { METRICS, sumByStack, TreeBuilder } from './tree.js';
 import type { Metric } from './tree.js';
 
 /** The flamegraph document of a selection. */
@@ -16,7 +16,7 @@ export function flameDocument(loaded: Loaded, sel: Selection, metric: Metric): F
 export function flameOf(store: SampleStore, picked: Selected, metric: Metric): FlameDocument {
   const b = new TreeBuilder(store, 4);
   const hasCpu = picked.rows.some((r) => store.windows[r.window]?.hasCpu === true);
-  for (const r of picked.rows) b.add(r.stack, rowValues(r, store.windows[r.window]?.hasCpu === true));
+  b.addStacks(sumByStack(store, picked.rows), 4);
   const m = METRICS.indexOf(metric);
   const flat = compactFrames(b.flatten(m), store.names, store.files);
   const root = flat.tree.values;

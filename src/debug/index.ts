@@ -10,7 +10,7 @@ export { flameDocument, flameOf, ms } from './flame.js';
 export { diffDocument } from './diff.js';
 export { renderHtml } from './html.js';
 export type { FlameDocument, GrowthRow } from './document.js';
-export { METRICS, frameStats, rowValues, TreeBuilder } from './tree.js';
+export { METRICS, frameStats, rowValues, sumByStack, TreeBuilder } from './tree.js';
 export type { Metric, FlatTree } from './tree.js';
 export { DebugEndpoint } from './endpoint.js';
 export type { DebugEndpointOptions } from './endpoint.js';

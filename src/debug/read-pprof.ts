@@ -67,13 +67,23 @@ export function addProfile(store: SampleStore, p: ProfileType, source: { file: s
       stack = store.stack(frames);
       stackCache.set(lk, stack);
     }
-    const labels: Record<string, string> = {};
+    let spanId = '';
+    let traceId = '';
+    let spanName = '';
+    let localRoot = '';
+    let tailOperation = '';
+    let tailQuantile = '';
     let timeNs = 0;
     for (const l of s.label) {
       const k = keyOf.get(Number(l.key));
       if (k === undefined) continue;
       if (k === KEYS.timestamp) timeNs = Number(l.num);
-      else labels[k] = str(l.str);
+      else if (k === KEYS.spanId) spanId = str(l.str).toLowerCase();
+      else if (k === KEYS.traceId) traceId = str(l.str).toLowerCase();
+      else if (k === KEYS.spanName) spanName = str(l.str);
+      else if (k === KEYS.localRoot) localRoot = str(l.str).toLowerCase();
+      else if (k === KEYS.tailOperation) tailOperation = str(l.str);
+      else if (k === KEYS.tailQuantile) tailQuantile = str(l.str);
     }
     let samples = 0;
     let wallNs = 0;
@@ -107,12 +117,12 @@ export function addProfile(store: SampleStore, p: ProfileType, source: { file: s
       wallNs,
       cpuNs,
       offNs,
-      spanId: (labels[KEYS.spanId] ?? '').toLowerCase(),
-      traceId: (labels[KEYS.traceId] ?? '').toLowerCase(),
-      spanName: labels[KEYS.spanName] ?? '',
-      localRootSpanId: (labels[KEYS.localRoot] ?? '').toLowerCase(),
-      tailOperation: labels[KEYS.tailOperation] ?? '',
-      tailQuantile: labels[KEYS.tailQuantile] ?? '',
+      spanId,
+      traceId,
+      spanName,
+      localRootSpanId: localRoot,
+      tailOperation,
+      tailQuantile,
       timeNs,
       window,
     });

@@ -24,72 +24,141 @@ export interface FlatTree {
   readonly values: number[][];
 }
 
-interface Node {
-  readonly frame: number;
-  readonly values: Float64Array;
-  children: Map<number, Node> | undefined;
-}
-
 /**
- * Sums series of values over stacks. `series` values are added per row by
- * `add(row, into)`; e.g. a diff adds tail rows to series 0-3 and normal rows to 4-7.
+ * Sums series of values over stacks into a call tree kept in typed arrays
+ * (no object per node: a 10^6-node tree stays cheap for the GC). Add each
+ * distinct stack once with its summed values when you can (`addStacks`).
  */
 export class TreeBuilder {
-  readonly #root: Node;
   readonly #width: number;
   readonly #store: SampleStore;
+  readonly #framesKey: number;
+  /** (parent node * framesKey + frame) -> child node. */
+  readonly #index = new Map<number, number>();
+  #frame = new Int32Array(1024);
+  #parent = new Int32Array(1024);
+  #vals: Float64Array;
+  #count = 1;
 
   constructor(store: SampleStore, series: number) {
     this.#store = store;
     this.#width = series;
-    this.#root = { frame: -1, values: new Float64Array(series), children: undefined };
+    this.#framesKey = store.names.length + 1;
+    this.#vals = new Float64Array(1024 * series);
+    this.#frame[0] = -1;
+    this.#parent[0] = -1;
   }
 
   add(stack: number, v: ArrayLike<number>, offset = 0): void {
     const frames = this.#store.stacks[stack] ?? [];
-    let n = this.#root;
-    this.#bump(n, v, offset);
+    const w = this.#width;
+    let n = 0;
+    for (let i = 0; i < v.length; i++) this.#vals[offset + i] = (this.#vals[offset + i] ?? 0) + (v[i] ?? 0);
     for (const f of frames) {
-      n.children ??= new Map();
-      let c = n.children.get(f);
+      const key = n * this.#framesKey + f;
+      let c = this.#index.get(key);
       if (c === undefined) {
-        c = { frame: f, values: new Float64Array(this.#width), children: undefined };
-        n.children.set(f, c);
+        c = this.#grow();
+        this.#frame[c] = f;
+        this.#parent[c] = n;
+        this.#index.set(key, c);
       }
-      this.#bump(c, v, offset);
+      const base = c * w + offset;
+      for (let i = 0; i < v.length; i++) this.#vals[base + i] = (this.#vals[base + i] ?? 0) + (v[i] ?? 0);
       n = c;
     }
   }
 
-  #bump(n: Node, v: ArrayLike<number>, offset: number): void {
-    for (let i = 0; i < v.length; i++) n.values[offset + i] = (n.values[offset + i] ?? 0) + (v[i] ?? 0);
+  /** Add per-stack sums: `sums[stack * sumsWidth + k]` for k < sumsWidth, at series `offset`. */
+  addStacks(sums: Float64Array, sumsWidth: number, offset = 0): void {
+    const nStacks = Math.floor(sums.length / sumsWidth);
+    for (let s = 0; s < nStacks; s++) {
+      const v = sums.subarray(s * sumsWidth, (s + 1) * sumsWidth);
+      let any = false;
+      for (let k = 0; k < sumsWidth; k++) if (v[k] !== 0) any = true;
+      if (any) this.add(s, v, offset);
+    }
   }
 
-  /** Flatten; children sorted by series `sortBy`, then name. */
+  #grow(): number {
+    const i = this.#count++;
+    if (i >= this.#frame.length) {
+      const size = this.#frame.length * 2;
+      const f = new Int32Array(size);
+      f.set(this.#frame);
+      this.#frame = f;
+      const p = new Int32Array(size);
+      p.set(this.#parent);
+      this.#parent = p;
+      const v = new Float64Array(size * this.#width);
+      v.set(this.#vals);
+      this.#vals = v;
+    }
+    return i;
+  }
+
+  /** Flatten in preorder; children sorted by series `sortBy` (largest first), then name. */
   flatten(sortBy: number): FlatTree {
-    const out: FlatTree = { frame: [], depth: [], end: [], values: Array.from({ length: this.#width }, () => []) };
+    const n = this.#count;
+    const w = this.#width;
+    const vals = this.#vals;
     const names = this.#store.names;
-    const walk = (n: Node, depth: number): void => {
-      const i = out.frame.length;
-      out.frame.push(n.frame);
-      out.depth.push(depth);
-      out.end.push(0);
-      for (let s = 0; s < this.#width; s++) out.values[s]!.push(round(n.values[s] ?? 0));
-      if (n.children !== undefined) {
-        const kids = [...n.children.values()].sort(
-          (a, b) => (b.values[sortBy] ?? 0) - (a.values[sortBy] ?? 0) || (names[a.frame] ?? '').localeCompare(names[b.frame] ?? ''),
-        );
-        for (const c of kids) walk(c, depth + 1);
+    // Children lists (CSR) from the parent links.
+    const start = new Int32Array(n + 1);
+    for (let i = 1; i < n; i++) start[(this.#parent[i] as number) + 1]!++;
+    for (let i = 0; i < n; i++) start[i + 1]! += start[i]!;
+    const fill = start.slice(0, n);
+    const kids = new Int32Array(Math.max(0, n - 1));
+    for (let i = 1; i < n; i++) kids[fill[this.#parent[i] as number]!++] = i;
+    const out: FlatTree = { frame: new Array<number>(n), depth: new Array<number>(n), end: new Array<number>(n), values: Array.from({ length: w }, () => new Array<number>(n)) };
+    const byValue = (a: number, b: number): number =>
+      (vals[b * w + sortBy] ?? 0) - (vals[a * w + sortBy] ?? 0) || (names[this.#frame[a] as number] ?? '').localeCompare(names[this.#frame[b] as number] ?? '');
+    // Iterative preorder: the stack holds nodes to visit, pushed in reverse order.
+    const todo: number[] = [0];
+    const depthOf = new Int32Array(n);
+    let k = 0;
+    while (todo.length > 0) {
+      const node = todo.pop()!;
+      out.frame[k] = this.#frame[node] as number;
+      out.depth[k] = depthOf[node] as number;
+      for (let s = 0; s < w; s++) out.values[s]![k] = round(vals[node * w + s] ?? 0);
+      k++;
+      const from = start[node] as number;
+      const to = start[node + 1] as number;
+      if (to > from) {
+        const list = Array.from(kids.subarray(from, to)).sort(byValue);
+        for (let c = list.length - 1; c >= 0; c--) {
+          const child = list[c]!;
+          depthOf[child] = (depthOf[node] as number) + 1;
+          todo.push(child);
+        }
       }
-      out.end[i] = out.frame.length;
-    };
-    walk(this.#root, 0);
+    }
+    // A subtree ends where the next node at its depth or shallower starts.
+    const open: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const d = out.depth[i]!;
+      while (open.length > d) out.end[open.pop()!] = i;
+      open.push(i);
+    }
+    while (open.length > 0) out.end[open.pop()!] = n;
     return out;
   }
 }
 
 function round(v: number): number {
   return Number.isInteger(v) ? v : Math.round(v * 1000) / 1000;
+}
+
+/** Sum rows' values per stack: `out[stack * 4 + metric]`, each value scaled by `scale`. */
+export function sumByStack(store: SampleStore, rows: readonly Row[], scale = 1): Float64Array {
+  const out = new Float64Array(store.stacks.length * 4);
+  for (const r of rows) {
+    const v = rowValues(r, store.windows[r.window]?.hasCpu === true);
+    const b = r.stack * 4;
+    for (let k = 0; k < 4; k++) out[b + k] = (out[b + k] ?? 0) + (v[k] ?? 0) * scale;
+  }
+  return out;
 }
 
 /** Per-frame self and total (inclusive, counted once per stack even in recursion). */
