@@ -17,6 +17,7 @@ const { values } = parseArgs({ options: { chromium: { type: 'string' }, rounds: 
 const rounds = Number(values.rounds ?? '3');
 const median = (a: number[]): number => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] ?? NaN;
 
+console.log(`load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} cores`);
 const browser = await chromium.launch({ executablePath: values.chromium ?? '/usr/bin/chromium' });
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 const root = mkdtempSync(join(tmpdir(), 'spanfuse-flame-bench-'));
@@ -25,13 +26,17 @@ try {
     const dir = join(root, `b${branching}`);
     writeSyntheticWindows(dir, { windows: 100, samples: 100_000, branching });
     const build: number[] = [];
+    const buildCpu: number[] = [];
     const render: number[] = [];
     let html = '';
     let nodes = 0;
     for (let r = 0; r < rounds; r++) {
       const t = performance.now();
+      const cpu = process.cpuUsage();
       html = renderHtml(flameDocument(loadInputs([dir]), {}, 'wall'));
       build.push(performance.now() - t);
+      const used = process.cpuUsage(cpu);
+      buildCpu.push((used.user + used.system) / 1000);
       const file = join(root, `b${branching}.html`);
       writeFileSync(file, html);
       await page.goto(`file://${file}`);
@@ -45,7 +50,7 @@ try {
     }
     console.log(
       `branching ${branching}: 100 windows, 100000 samples, ${nodes} tree nodes, page ${(html.length / 1e6).toFixed(1)} MB; ` +
-        `build (read+aggregate+HTML) median ${median(build).toFixed(0)} ms; browser ready (parse+layout+first draw) median ${median(render).toFixed(0)} ms ` +
+        `build (read+aggregate+HTML) median ${median(build).toFixed(0)} ms wall, ${median(buildCpu).toFixed(0)} ms CPU; browser ready (parse+layout+first draw) median ${median(render).toFixed(0)} ms ` +
         `[${render.map((x) => x.toFixed(0)).join(', ')}]`,
     );
   }

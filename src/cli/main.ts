@@ -13,6 +13,7 @@ import { createDemoServer, DEMO_ROUTES } from './demo/service.js';
 import { driveLoad } from './demo/load.js';
 import { formatSummary, summarize } from './summary.js';
 import { FLAME_COMMANDS, FLAME_COMMANDS_USAGE } from './flame-commands.js';
+import { writeDemoFlamegraphs } from './flame-demo.js';
 
 const USAGE = `spanfuse ${VERSION}
 
@@ -59,6 +60,7 @@ async function demo(args: string[]): Promise<void> {
   console.log(formatSummary(summarize(dir, { sinceMs: startedMs }), dir));
   const counters = sf.stats().counters;
   if (Object.keys(counters).length > 0) console.log(`\ncounters: ${JSON.stringify(counters)}`);
+  console.log(`\n${writeDemoFlamegraphs(dir, startedMs)}`);
 }
 
 function summary(args: string[]): void {

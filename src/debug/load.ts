@@ -18,6 +18,8 @@ export interface Loaded {
 export interface LoadOptions {
   /** Called after each file; the CLI prints progress on long reads. */
   readonly onProgress?: (done: number, total: number) => void;
+  /** In folders, only window files written and spans ended since then (Unix ms). */
+  readonly sinceMs?: number;
 }
 
 /**
@@ -33,10 +35,11 @@ export function loadInputs(paths: readonly string[], opts: LoadOptions = {}): Lo
   for (const p of paths) {
     if (!existsSync(p)) throw new FlameError('input', `${p}: no such file or folder`);
     if (statSync(p).isDirectory()) {
-      const found = windowFiles(p);
+      const since = opts.sinceMs ?? 0;
+      const found = windowFiles(p).filter((f) => since === 0 || statSync(f.path).mtimeMs >= since);
       if (found.length === 0) throw new FlameError('input', `${p}: no spanfuse window files (spanfuse-*.pb.gz, *.otlp.pb) in this folder`);
       files.push(...found);
-      spans.push(...readSpans(p));
+      spans.push(...readSpans(p).filter((s) => s.endNs >= (opts.sinceMs ?? 0) * 1e6));
     } else {
       const id = parseWindowFileName(basename(p));
       files.push({ path: p, profileId: id?.profileId ?? '', otlp: /\.otlp(\.pb)?(\.gz)?$/.test(p) });
