@@ -57,6 +57,8 @@ export function tailsCommand(args: string[]): Promise<void> {
       };
       const text = (k: string): string => {
         const v = s.attributes[k];
+        // profiler.top_frames is a string array attribute.
+        if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string').join(', ');
         return typeof v === 'string' ? v : '';
       };
       byId.set(s.spanId, {

@@ -202,9 +202,19 @@ export class DebugEndpoint {
     }
   }
 
-  #liveStore(): { store: SampleStore; spans: []; inputs: string[] } {
+  /**
+   * The windows in memory as a sample store; with `id` (a span or trace id),
+   * only windows whose string table holds it, which keeps a span's page cheap.
+   */
+  #liveStore(id?: string): { store: SampleStore; spans: []; inputs: string[] } {
     const store = new SampleStore();
-    for (const w of this.#opts.ring.windows()) addProfile(store, w.wall, { file: `window ${w.profileId}`, profileId: w.profileId, live: true });
+    const wanted = id?.toLowerCase();
+    for (const w of this.#opts.ring.windows()) {
+      if (wanted !== undefined && !w.wall.stringTable.strings.includes(wanted)) continue;
+      addProfile(store, w.wall, { file: `window ${w.profileId}`, profileId: w.profileId, live: true });
+    }
+    const held = this.#opts.ring.windows().length;
+    if (store.rows.length === 0 && wanted !== undefined) throw new HttpError(404, `no samples of ${wanted.length === 16 ? 'span' : 'trace'} ${wanted} in the ${held} windows in memory`);
     if (store.rows.length === 0) throw new HttpError(404, 'no samples in memory yet; wait for a window to close');
     return { store, spans: [], inputs: ['live windows'] };
   }
@@ -215,7 +225,7 @@ export class DebugEndpoint {
     const trace = q.get('trace') ?? undefined;
     const operation = q.get('operation') ?? undefined;
     if (span === undefined && trace === undefined && operation === undefined) throw new HttpError(400, 'give span=ID, trace=ID or operation=NAME');
-    const doc = flameDocument(this.#liveStore(), { spanId: span, traceId: trace, operation, tail: q.get('tail') === '1', normal: q.get('normal') === '1' }, metricParam(q.get('metric')));
+    const doc = flameDocument(this.#liveStore(span ?? trace), { spanId: span, traceId: trace, operation, tail: q.get('tail') === '1', normal: q.get('normal') === '1' }, metricParam(q.get('metric')));
     return renderHtml(doc);
   }
 

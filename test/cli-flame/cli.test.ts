@@ -57,12 +57,16 @@ test('OTLP files alone give the same selection (trace links and attributes)', as
 });
 
 test('tails lists tail spans with figures and a command that draws one; --span and --trace select it', async () => {
-  const r = await cli(['tails', dir, '--limit', '3']);
+  const r = await cli(['tails', dir, '--limit', '100']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /GET \/checkout \(SERVER\)\s+\[budget\]/);
-  assert.match(r.stdout, /duration \d+\.\d ms \(threshold 25\.0 ms\), cpu/);
-  const cmd = /spanfuse flame (\S+) --span ([0-9a-f]{16}) -o (\S+)/.exec(r.stdout);
-  assert.ok(cmd, r.stdout);
+  assert.match(r.stdout, /duration \d+\.\d ms \(threshold 25\.0 ms\), cpu \d/);
+  // On a loaded machine a span without the burn can cross the budget too:
+  // take one whose top frames (from its own samples) show the burn.
+  const block = r.stdout.split('\n\n').find((b) => /top frames: .*tail_only_burn/.test(b));
+  assert.ok(block, r.stdout);
+  const cmd = /spanfuse flame (\S+) --span ([0-9a-f]{16}) -o (\S+)/.exec(block);
+  assert.ok(cmd, block);
   const out = join(work, 'span.html');
   const f = await cli(['flame', cmd[1]!, '--span', cmd[2]!, '-o', out]);
   assert.equal(f.code, 0, f.stderr);
