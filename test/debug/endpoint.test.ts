@@ -3,6 +3,8 @@
 // registered): token checks, the tail span page and a span's flamegraph,
 // /debug/pprof/profile decoded by pprof-format and read by `go tool pprof`,
 // no span for the endpoint's own requests, loopback only by default.
+// (go tool pprof gets -timeout 120: its default, 1.5 x seconds, is too short
+// for a loaded test machine.)
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -81,7 +83,7 @@ before(async () => {
   });
   assert.notEqual(base, 'none', childErr);
   // Let a window with tail spans reach the endpoint's ring.
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 150; i++) {
     const r = await get('/debug/tails', auth);
     if (r.body.toString().includes('/debug/flame?span=')) break;
     await new Promise((r2) => setTimeout(r2, 200));
@@ -119,13 +121,19 @@ test('the tail span page links to each span flamegraph, which draws the burn fun
   assert.equal(page.status, 200);
   const html = page.body.toString();
   assert.match(html, /GET \/checkout \(SERVER\)/);
-  const link = /href="(\/debug\/flame\?span=[0-9a-f]{16})"/.exec(html);
-  assert.ok(link, html.slice(0, 2000));
-  const flame = await get(link[1]!, auth);
-  assert.equal(flame.status, 200, flame.body.toString());
-  const doc = JSON.parse(/id="flame-data">([\s\S]*?)<\/script>/.exec(flame.body.toString())![1]!) as { names: string[]; title: string };
-  assert.ok(doc.names.includes('tail_only_burn'), doc.names.join(','));
-  assert.match(doc.title, /^span [0-9a-f]{16} \(GET \/checkout\)/);
+  const links = [...html.matchAll(/href="(\/debug\/flame\?span=[0-9a-f]{16})"/g)].map((m) => m[1]!).slice(0, 20);
+  assert.ok(links.length > 0, html.slice(0, 2000));
+  // Every linked page draws its span; on a loaded machine some spans cross
+  // the budget without the burn, so the burn must show on at least one.
+  let burnSeen = false;
+  for (const link of links) {
+    const flame = await get(link, auth);
+    assert.equal(flame.status, 200, flame.body.toString());
+    const doc = JSON.parse(/id="flame-data">([\s\S]*?)<\/script>/.exec(flame.body.toString())![1]!) as { names: string[]; title: string };
+    assert.match(doc.title, new RegExp(`^span ${link.slice(-16)} \\(`));
+    if (doc.names.includes('tail_only_burn')) burnSeen = true;
+  }
+  assert.ok(burnSeen, 'a tail span page shows tail_only_burn');
   const diff = await get(`/debug/diff?operation=${encodeURIComponent('GET /checkout (SERVER)')}`, auth);
   assert.equal(diff.status, 200, diff.body.toString());
   assert.match(diff.body.toString(), /only-tail/);
@@ -144,7 +152,9 @@ test('/debug/pprof/profile?seconds=1 is a gzip pprof of those seconds with span 
   const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
   assert.deepEqual(p.sampleType.map((t) => `${str(t.type)}/${str(t.unit)}`).slice(0, 2), ['sample/count', 'wall/nanoseconds']);
   assert.ok(p.sample.length > 0);
-  assert.equal(Number(p.durationNanos) >= 0.9e9 && Number(p.durationNanos) <= 1.5e9, true, `duration ${p.durationNanos}`);
+  // The capture covers the seconds asked for, and lies inside the request.
+  assert.ok(BigInt(p.durationNanos) >= 1_000_000_000n - 5_000_000n, `duration ${p.durationNanos}`);
+  assert.ok(BigInt(p.timeNanos) >= before && BigInt(p.timeNanos) + BigInt(p.durationNanos) <= afterNs, 'capture inside the request');
   const tsKey = p.stringTable.strings.indexOf('end_timestamp_ns');
   for (const s of p.sample) {
     const ts = s.label.find((l) => Number(l.key) === tsKey);
@@ -161,7 +171,7 @@ test('go tool pprof fetches and reads the endpoint profile', async (t) => {
     return;
   }
   const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const g = spawn('go', ['tool', 'pprof', '-raw', `${base}/debug/pprof/profile?seconds=1&token=${TOKEN}`], { env: { ...process.env, HOME: dir } });
+    const g = spawn('go', ['tool', 'pprof', '-raw', '-timeout', '120', `${base}/debug/pprof/profile?seconds=1&token=${TOKEN}`], { env: { ...process.env, HOME: dir } });
     let stdout = '';
     let stderr = '';
     g.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
