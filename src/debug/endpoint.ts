@@ -211,7 +211,7 @@ export class DebugEndpoint {
     const wanted = id?.toLowerCase();
     for (const w of this.#opts.ring.windows()) {
       if (wanted !== undefined && !w.wall.stringTable.strings.includes(wanted)) continue;
-      addProfile(store, w.wall, { file: `window ${w.profileId}`, profileId: w.profileId, live: true });
+      addProfile(store, w.wall, { file: `window ${w.profileId}`, profileId: w.profileId, live: true, startNs: Number(w.startUnixNs) });
     }
     const held = this.#opts.ring.windows().length;
     if (store.rows.length === 0 && wanted !== undefined) throw new HttpError(404, `no samples of ${wanted.length === 16 ? 'span' : 'trace'} ${wanted} in the ${held} windows in memory`);

@@ -51,7 +51,10 @@ export function loadInputs(paths: readonly string[], opts: LoadOptions = {}): Lo
     if (f.profileId !== '' && store.hasWindow(f.profileId)) continue;
     const bytes = readBytes(f.path);
     if (f.otlp) addOtlp(store, bytes, { file: f.path, profileId: f.profileId });
-    else addPprof(store, bytes, { file: f.path, profileId: f.profileId });
+    else {
+      const startNs = stampNs(basename(f.path));
+      addPprof(store, bytes, { file: f.path, profileId: f.profileId, ...(startNs === undefined ? {} : { startNs }) });
+    }
     opts.onProgress?.(++done, files.length);
   }
   if (store.rows.length === 0) {
@@ -73,6 +76,14 @@ function windowFiles(dir: string): { path: string; profileId: string; otlp: bool
   for (const [id, path] of otlp) if (!pprof.has(id)) out.push({ path, profileId: id, otlp: true, name: basename(path) });
   // File names start with the window's UTC start: name order is time order.
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Window start from spanfuse's file name (`spanfuse-20261129T221500123Z-...`), Unix ns. */
+function stampNs(name: string): number | undefined {
+  const m = /^spanfuse-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-/.exec(name);
+  if (m === null) return undefined;
+  const [, y, mo, d, h, mi, sec, ms] = m.map(Number) as [number, number, number, number, number, number, number, number];
+  return Date.UTC(y, mo - 1, d, h, mi, sec, ms) * 1e6;
 }
 
 function readBytes(path: string): Uint8Array {

@@ -10,7 +10,7 @@ import type { MetricSlot, SampleStore } from './model.js';
  * selection works when they carry `span_id`/`trace_id`/`span_name` labels.
  * Returns the number of rows added.
  */
-export function addPprof(store: SampleStore, bytes: Uint8Array, source: { file: string; profileId: string }): number {
+export function addPprof(store: SampleStore, bytes: Uint8Array, source: PprofSource): number {
   let p: ProfileType;
   try {
     p = Profile.decode(bytes);
@@ -20,8 +20,20 @@ export function addPprof(store: SampleStore, bytes: Uint8Array, source: { file: 
   return addProfile(store, p, source);
 }
 
+export interface PprofSource {
+  readonly file: string;
+  readonly profileId: string;
+  readonly live?: boolean;
+  /**
+   * Window start (Unix ns) when known from elsewhere (spanfuse's file name,
+   * the live window): @datadog/pprof stamps time_nanos when the window is
+   * collected, i.e. at its end.
+   */
+  readonly startNs?: number;
+}
+
 /** Same, from a decoded profile (the debug endpoint's live windows). */
-export function addProfile(store: SampleStore, p: ProfileType, source: { file: string; profileId: string; live?: boolean }): number {
+export function addProfile(store: SampleStore, p: ProfileType, source: PprofSource): number {
   const strings = p.stringTable.strings;
   const str = (i: number | bigint): string => strings[Number(i)] ?? '';
   const slots: MetricSlot[] = p.sampleType.map((t) => metricSlot(str(t.type), str(t.unit)));
@@ -47,13 +59,16 @@ export function addProfile(store: SampleStore, p: ProfileType, source: { file: s
     if (s === KEYS.spanId || s === KEYS.traceId || s === KEYS.spanName || s === KEYS.localRoot || s === KEYS.tailOperation || s === KEYS.tailQuantile || s === KEYS.timestamp) keyOf.set(i, s);
   });
   const window = store.windows.length;
-  const startNs = Number(p.timeNanos);
+  const durationNs = Number(p.durationNanos);
+  const stamped = Number(p.timeNanos);
+  // Without a known start, time_nanos is taken as the start (pprof's definition).
+  const startNs = source.startNs ?? stamped;
   store.windows.push({
     file: source.file,
     format: source.live === true ? 'live' : 'pprof',
     profileId: source.profileId,
     startNs,
-    endNs: startNs + Number(p.durationNanos),
+    endNs: startNs + durationNs,
     hasCpu: slots.includes('cpu'),
   });
   const stackCache = new Map<string, number>();
