@@ -4,7 +4,7 @@ export { loadInputs } from './load.js';
 export type { Loaded, LoadOptions } from './load.js';
 export { readSpans } from './spans.js';
 export type { SpanRecord } from './spans.js';
-export { selectRows, resolveOperation, knownOperations, spanOperation } from './select.js';
+export { selectRows, summarizeRows, resolveOperation, knownOperations, spanOperation } from './select.js';
 export type { Selection, Selected, ResolvedOperation } from './select.js';
 export { flameDocument, flameOf, ms } from './flame.js';
 export { diffDocument } from './diff.js';

@@ -88,6 +88,10 @@ function read(store: SampleStore, bytes: Uint8Array, source: { file: string; pro
     hasCpu: used.some((u) => u.slot === 'cpu'),
   });
   const hasCount = used.some((u) => u.slot === 'samples');
+  // One OTLP Profile per sample type: the observations of one pprof sample
+  // (same stack, attributes, link and timestamp) meet again in one row, so
+  // per-sample figures such as wall minus CPU stay right.
+  const rowOf = new Map<string, Row>();
   let added = 0;
   for (const { p, slot } of used) {
     for (const sr of p.samples) {
@@ -103,42 +107,53 @@ function read(store: SampleStore, bytes: Uint8Array, source: { file: string; pro
         else if (f === 4) r.repeated(wire, values, (x) => x.varint());
         else if (f === 5) r.repeated(wire, times, (x) => x.fixed64());
       });
-      const labels: Record<string, string> = {};
-      for (const ai of attrs) {
-        const a = d.attributes[ai];
-        if (a !== undefined) labels[s(a.key)] = a.value;
-      }
-      const l = link > 0 ? d.links[link] : undefined;
-      const base = {
-        stack: stackOf(stack),
-        spanId: (l?.span ?? labels[KEYS.spanId] ?? '').toLowerCase(),
-        traceId: (l?.trace ?? labels[KEYS.traceId] ?? '').toLowerCase(),
-        spanName: labels[KEYS.spanName] ?? '',
-        localRootSpanId: (labels[KEYS.localRoot] ?? '').toLowerCase(),
-        tailOperation: labels[KEYS.tailOperation] ?? '',
-        tailQuantile: labels[KEYS.tailQuantile] ?? '',
-        window,
-      };
+      const identity = `${stack}|${attrs.join(',')}|${link}|`;
+      let base: Omit<Row, 'samples' | 'wallNs' | 'cpuNs' | 'offNs' | 'timeNs'> | undefined;
       for (let i = 0; i < values.length; i++) {
         const v = values[i] ?? 0;
-        store.rows.push(row(base, slot, v, times[i] ?? 0, hasCount));
-        added++;
+        const ts = times[i] ?? 0;
+        const key = identity + String(ts);
+        let target = rowOf.get(key);
+        if (target === undefined) {
+          base ??= rowBase(d, s, stackOf(stack), attrs, link, window);
+          target = { ...base, samples: 0, wallNs: 0, cpuNs: 0, offNs: -1, timeNs: ts };
+          rowOf.set(key, target);
+          store.rows.push(target);
+          added++;
+        }
+        addValue(target, slot, v, hasCount);
       }
     }
   }
   return added;
 }
 
-function row(base: Omit<Row, 'samples' | 'wallNs' | 'cpuNs' | 'offNs' | 'timeNs'>, slot: MetricSlot, v: number, timeNs: number, hasCount: boolean): Row {
+function rowBase(d: Dict, s: (i: number) => string, stack: number, attrs: readonly number[], link: number, window: number): Omit<Row, 'samples' | 'wallNs' | 'cpuNs' | 'offNs' | 'timeNs'> {
+  const labels: Record<string, string> = {};
+  for (const ai of attrs) {
+    const a = d.attributes[ai];
+    if (a !== undefined) labels[s(a.key)] = a.value;
+  }
+  const l = link > 0 ? d.links[link] : undefined;
   return {
-    ...base,
-    // With a count profile, each observation is counted once, there; without one, every wall observation is a sample.
-    samples: slot === 'samples' ? v : !hasCount && slot === 'wall' ? 1 : 0,
-    wallNs: slot === 'wall' ? v : 0,
-    cpuNs: slot === 'cpu' ? v : 0,
-    offNs: -1,
-    timeNs,
+    stack,
+    spanId: (l?.span ?? labels[KEYS.spanId] ?? '').toLowerCase(),
+    traceId: (l?.trace ?? labels[KEYS.traceId] ?? '').toLowerCase(),
+    spanName: labels[KEYS.spanName] ?? '',
+    localRootSpanId: (labels[KEYS.localRoot] ?? '').toLowerCase(),
+    tailOperation: labels[KEYS.tailOperation] ?? '',
+    tailQuantile: labels[KEYS.tailQuantile] ?? '',
+    window,
   };
+}
+
+function addValue(r: Row, slot: MetricSlot, v: number, hasCount: boolean): void {
+  // With a count profile each observation is counted there; without one, every wall observation is a sample.
+  if (slot === 'samples') r.samples += v;
+  else if (slot === 'wall') {
+    r.wallNs += v;
+    if (!hasCount) r.samples += 1;
+  } else if (slot === 'cpu') r.cpuNs += v;
 }
 
 function readProfile(r: ProtoReader): RawProfile {
