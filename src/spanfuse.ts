@@ -44,6 +44,7 @@ import type {
   TracingInstallation,
 } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
+import { DebugEndpoint, WindowRing } from './debug/index.js';
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
@@ -69,6 +70,8 @@ export interface SpanfuseStats {
   readonly heap: { readonly kind: string; readonly backend: string; readonly intervalBytes: number } | undefined;
   readonly runtime: RuntimeStats | undefined;
   readonly counters: Readonly<Record<string, number>>;
+  /** URL of the local debug endpoint, once it listens (`debug.port`). */
+  readonly debugEndpoint: string | undefined;
 }
 
 /** The running profiler: returned by `start()`. */
@@ -91,6 +94,7 @@ export class Spanfuse {
   readonly #tails: TailSpanProcessor[] = [];
   readonly #ownTail: TailSpanProcessor | undefined;
   readonly #scrubber: Scrubber;
+  readonly #debug: DebugEndpoint | undefined;
   #threadContext: ThreadContextPublisher | undefined;
   #stopWorkerCounters: (() => void) | undefined;
   /** The runtime's span counters, once its threads and readers are up. */
@@ -145,6 +149,12 @@ export class Spanfuse {
       diagnostics: this.#diag,
     });
     this.#scrubber = createScrubber(config.export);
+    // The debug endpoint (main thread only) reads scrubbed windows as one more exporter.
+    const ring = config.debug.enabled && workerThreads.isMainThread ? new WindowRing() : undefined;
+    if (ring !== undefined) {
+      exporters.push(ring);
+      this.#debug = new DebugEndpoint({ config: config.debug, ring, closeWindow: () => this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag });
+    }
     this.#pipeline = new ExportPipeline({ exporters, scrubber: this.#scrubber, diagnostics: this.#diag });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
@@ -213,6 +223,7 @@ export class Spanfuse {
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
     process.prependOnceListener('exit', this.#onExit);
+    void this.#debug?.start();
   }
 
   /**
@@ -318,10 +329,12 @@ export class Spanfuse {
           : { kind: this.#heap.sampler.kind, backend: this.#heap.sampler.backend, intervalBytes: this.#heap.sampler.intervalBytes },
       runtime: this.#runtime?.stats(),
       counters: this.#diag.counters(),
+      debugEndpoint: this.#debug?.url,
     };
   }
 
   async #doShutdown(deadlineMs: number): Promise<void> {
+    const debugStopped = this.#debug?.stop();
     this.#stopTimers();
     await this.#closeWindow(false);
     this.#heap?.stop();
@@ -342,6 +355,7 @@ export class Spanfuse {
       this.#runtime?.stop().catch((err: unknown) => this.#diag.error('runtime.stop', err)),
     ]);
     this.#stopWorkerCounters?.();
+    await debugStopped;
   }
 
   #stopTimers(): void {
@@ -471,6 +485,7 @@ export class Spanfuse {
   #exitSync(): void {
     if (this.#shutdown !== undefined) return;
     this.#shutdown = Promise.resolve();
+    void this.#debug?.stop();
     this.#stopTimers();
     // Windows still being built are finished now, in order, then the last one.
     for (const steps of this.#building.splice(0)) {

@@ -12,6 +12,8 @@ import { ConfigError, start, VERSION } from '../index.js';
 import { createDemoServer, DEMO_ROUTES } from './demo/service.js';
 import { driveLoad } from './demo/load.js';
 import { formatSummary, summarize } from './summary.js';
+import { FLAME_COMMANDS, FLAME_COMMANDS_USAGE } from './flame-commands.js';
+import { writeDemoFlamegraphs } from './flame-demo.js';
 
 const USAGE = `spanfuse ${VERSION}
 
@@ -58,6 +60,7 @@ async function demo(args: string[]): Promise<void> {
   console.log(formatSummary(summarize(dir, { sinceMs: startedMs }), dir));
   const counters = sf.stats().counters;
   if (Object.keys(counters).length > 0) console.log(`\ncounters: ${JSON.stringify(counters)}`);
+  console.log(`\n${writeDemoFlamegraphs(dir, startedMs)}`);
 }
 
 function summary(args: string[]): void {
@@ -68,6 +71,9 @@ function summary(args: string[]): void {
 
 async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
+  // flame, diff, top, tails: each prints its own one-line errors and sets its exit code.
+  const flameCommand = cmd !== undefined && Object.hasOwn(FLAME_COMMANDS, cmd) ? FLAME_COMMANDS[cmd] : undefined;
+  if (flameCommand !== undefined) return flameCommand(rest);
   switch (cmd) {
     case 'demo':
       return demo(rest);
@@ -81,7 +87,7 @@ async function main(argv: string[]): Promise<void> {
     case 'help':
     case '--help':
     case '-h':
-      console.log(USAGE);
+      console.log(`${USAGE}\n\nflamegraphs (each has --help):\n${FLAME_COMMANDS_USAGE}`);
       return;
     default:
       throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);

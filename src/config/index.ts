@@ -4,6 +4,8 @@ import type { EnvSource } from './env.js';
 import { resolveExportConfig } from './export.js';
 import type { ExportOptions, ResolvedExportConfig } from './export.js';
 import { resolveHeapConfig } from './heap.js';
+import { resolveDebugConfig } from './debug.js';
+import type { DebugConfig, DebugOptions } from './debug.js';
 import type { HeapConfig, HeapOptions } from './heap.js';
 import { parseRuntimeConfig } from './runtime.js';
 import type { RuntimeConfig, RuntimeOptions } from './runtime.js';
@@ -15,6 +17,7 @@ export { readEnv, Problems } from './env.js';
 export type { EnvSource } from './env.js';
 export type { ExportOptions, ResolvedExportConfig } from './export.js';
 export type { HeapOptions, HeapConfig } from './heap.js';
+export type { DebugOptions, DebugConfig } from './debug.js';
 export type { RuntimeOptions, RuntimeConfig } from './runtime.js';
 export type { TailOptions, TailRuleOptions } from './tail.js';
 
@@ -60,6 +63,8 @@ export interface SpanfuseOptions {
   heap?: HeapOptions;
   /** Kernel/runtime signals per OS thread, context for eBPF profilers. */
   runtime?: RuntimeOptions;
+  /** Local debug endpoint: pprof, tail spans, flamegraphs (off unless a port is set). */
+  debug?: DebugOptions;
 }
 
 export interface ResolvedConfig {
@@ -78,6 +83,7 @@ export interface ResolvedConfig {
   readonly tail: TailSettings;
   readonly heap: HeapConfig;
   readonly runtime: RuntimeConfig;
+  readonly debug: DebugConfig;
 }
 
 export const DEFAULTS = {
@@ -168,6 +174,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
   const tail = resolveTailConfig(options.tail, env, problems);
   const heap = resolveHeapConfig(options.heap, env, problems);
   const runtime = parseRuntimeConfig(env, problems, options.runtime);
+  const debug = resolveDebugConfig(options.debug, env, problems);
 
   if (problems.list.length > 0) throw new ConfigError(problems.list);
 
@@ -187,6 +194,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     tail,
     heap,
     runtime,
+    debug,
   };
 }
 

@@ -1,0 +1,18 @@
+export { FlameError, SampleStore, KEYS } from './model.js';
+export type { FlameErrorCode, Row, WindowInfo } from './model.js';
+export { loadInputs } from './load.js';
+export type { Loaded, LoadOptions } from './load.js';
+export { readSpans } from './spans.js';
+export type { SpanRecord } from './spans.js';
+export { selectRows, summarizeRows, resolveOperation, knownOperations, spanOperation } from './select.js';
+export type { Selection, Selected, ResolvedOperation } from './select.js';
+export { flameDocument, flameOf, ms } from './flame.js';
+export { diffDocument } from './diff.js';
+export { renderHtml } from './html.js';
+export type { FlameDocument, GrowthRow } from './document.js';
+export { METRICS, frameStats, rowValues, sumByStack, TreeBuilder } from './tree.js';
+export type { Metric, FlatTree } from './tree.js';
+export { DebugEndpoint } from './endpoint.js';
+export type { DebugEndpointOptions } from './endpoint.js';
+export { WindowRing } from './window-ring.js';
+export { mergeProfiles } from './merge.js';
