@@ -153,7 +153,7 @@ export class Spanfuse {
     const ring = config.debug.enabled && workerThreads.isMainThread ? new WindowRing() : undefined;
     if (ring !== undefined) {
       exporters.push(ring);
-      this.#debug = new DebugEndpoint({ config: config.debug, ring, closeWindow: () => this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag });
+      this.#debug = new DebugEndpoint({ config: config.debug, ring, closeWindow: () => void this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag });
     }
     this.#pipeline = new ExportPipeline({ exporters, scrubber: this.#scrubber, diagnostics: this.#diag });
     this.#heap = HeapStage.start(config.heap, this.#diag);
