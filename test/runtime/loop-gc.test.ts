@@ -16,7 +16,9 @@ test('a 120 ms synchronous block shows as event-loop delay; GC pauses are counte
     // The timer fires late once the loop is free again.
     await new Promise((r) => setTimeout(r, 40));
     const delta = m.cumulativeDelayNs() - before;
-    assert.ok(delta > 80e6 && delta < 400e6, `delay ${delta / 1e6} ms`);
+    // The upper bound catches gross over-counting only: on a busy machine the
+    // 40 ms timer itself can fire hundreds of ms late, and that lateness is real delay.
+    assert.ok(delta > 80e6 && delta < 1500e6, `delay ${delta / 1e6} ms`);
     const globalGc = (globalThis as { gc?: () => void }).gc;
     // Allocate enough to trigger at least one scavenge.
     let keep: unknown[] = [];
