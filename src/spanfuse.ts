@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as workerThreads from 'node:worker_threads';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -89,6 +90,21 @@ export class Spanfuse {
   readonly #onExit = (): void => {
     this.#exitSync();
   };
+  #exited = false;
+  #shutdownDone = false;
+  /** Signals whose default action (end the process) spanfuse precedes with a synchronous write. */
+  #signals: NodeJS.Signals[] = [];
+  readonly #onSignal = (signal: NodeJS.Signals): void => {
+    // The app handles the signal itself: it decides what happens (calling
+    // `shutdown()` in its handler is the documented way). Checked now, not at
+    // start, because apps install handlers late.
+    if (process.listenerCount(signal) > 1) return;
+    this.#exitSync();
+    this.#removeSignalListeners();
+    // No listener is left, so the default action applies again: the process
+    // ends exactly as it would have without spanfuse (status 128 + signal).
+    process.kill(process.pid, signal);
+  };
 
   constructor(config: ResolvedConfig) {
     this.config = config;
@@ -174,6 +190,18 @@ export class Spanfuse {
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
     process.prependOnceListener('exit', this.#onExit);
+    if (workerThreads.isMainThread) {
+      // A signal the process ignores (SIG_IGN inherited, e.g. SIGINT under
+      // `nohup` or `&`) must stay ignored: a listener would catch it.
+      const ignored = ignoredSignals();
+      this.#signals = (['SIGTERM', 'SIGINT'] as const).filter((sig) => !ignored.has(sig));
+      for (const sig of this.#signals) process.on(sig, this.#onSignal);
+    }
+  }
+
+  #removeSignalListeners(): void {
+    for (const sig of this.#signals) process.removeListener(sig, this.#onSignal);
+    this.#signals = [];
   }
 
   /**
@@ -268,6 +296,19 @@ export class Spanfuse {
   }
 
   async #doShutdown(deadlineMs: number): Promise<void> {
+    // Exports in flight do not hold the event loop (their sockets and timers
+    // are unref'd); this one timer keeps a draining process alive until the
+    // deadline at most, so a natural exit is bounded by it.
+    const hold = setTimeout(() => undefined, Math.max(0, deadlineMs) + 100);
+    try {
+      await this.#shutdownSteps(deadlineMs);
+    } finally {
+      clearTimeout(hold);
+      this.#shutdownDone = true;
+    }
+  }
+
+  async #shutdownSteps(deadlineMs: number): Promise<void> {
     this.#stopTimers();
     this.#closeWindow(false);
     this.#heap?.stop();
@@ -286,6 +327,7 @@ export class Spanfuse {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     process.removeListener('beforeExit', this.#onBeforeExit);
+    this.#removeSignalListeners();
     this.#contextManager.setBinder(undefined);
     this.#contextManager.setThreadContext(undefined);
     this.#binder.disable();
@@ -357,8 +399,11 @@ export class Spanfuse {
    * buffered spans are written synchronously here.
    */
   #exitSync(): void {
-    if (this.#shutdown !== undefined) return;
-    this.#shutdown = Promise.resolve();
+    // Also when an async shutdown is under way: what it has not written yet
+    // (windows being encoded, queued, held spans) is written here.
+    if (this.#exited || this.#shutdownDone) return;
+    this.#exited = true;
+    this.#shutdown ??= Promise.resolve();
     this.#stopTimers();
     const last = this.#collect(false);
     for (const t of this.#tails) {
@@ -371,6 +416,22 @@ export class Spanfuse {
     this.#pipeline.exitSync(last);
     this.#spansFile?.flushSync();
   }
+}
+
+/** Signals this process ignores (Linux: `SigIgn` of /proc/self/status); empty elsewhere. */
+function ignoredSignals(): Set<NodeJS.Signals> {
+  const out = new Set<NodeJS.Signals>();
+  try {
+    const m = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m?.[1] !== undefined) {
+      const mask = BigInt(`0x${m[1]}`);
+      if ((mask >> 1n) & 1n) out.add('SIGINT'); // signal 2 is bit 1
+      if ((mask >> 14n) & 1n) out.add('SIGTERM'); // signal 15 is bit 14
+    }
+  } catch {
+    // not Linux: assume nothing is ignored
+  }
+  return out;
 }
 
 /** Fan a span out to processors in order (the SDK's own multi-processor is internal). */

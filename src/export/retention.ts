@@ -56,6 +56,16 @@ export class RetentionIndex {
     return out;
   }
 
+  /**
+   * The files of the oldest window that is neither pinned nor `exclude` (the
+   * window being written): what to delete when the disk is full. Empty when
+   * there is none.
+   */
+  oldestUnpinned(isPinned: (profileId: string) => boolean, exclude: string): RetainedFile[] {
+    const victim = this.#files.find((f) => f.profileId !== exclude && !isPinned(f.profileId))?.profileId;
+    return victim === undefined ? [] : this.#files.filter((f) => f.profileId === victim);
+  }
+
   get count(): number {
     return this.#files.length;
   }
