@@ -4,6 +4,7 @@ import * as workerThreads from 'node:worker_threads';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { formatConfigWarnings } from './config/index.js';
 import type { ResolvedConfig } from './config/index.js';
 import { Diagnostics } from './core/diagnostics.js';
 import type { ContextMode, WindowProfile } from './core/window.js';
@@ -110,6 +111,7 @@ export class Spanfuse {
     this.config = config;
     this.#outputDir = resolve(config.outputDir);
     this.mode = detectContextMode();
+    if (config.warnings.length > 0) this.#diag.warnOnce('config', formatConfigWarnings(config.warnings));
     // Node >= 24 tells a worker its name; older versions fall back to the id.
     const threadName = (workerThreads as { threadName?: unknown }).threadName;
     this.#thread = currentThreadIdentity(typeof threadName === 'string' ? { name: threadName } : {});

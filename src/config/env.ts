@@ -14,8 +14,29 @@ export function readEnv(): EnvSource {
  */
 export class Problems {
   readonly list: ConfigProblem[] = [];
+  /** Settings that were ignored (not in use, or leniently parsed): printed once, never fatal. */
+  readonly warnings: ConfigProblem[];
+
+  constructor(warnings: ConfigProblem[] = []) {
+    this.warnings = warnings;
+  }
+
   add(field: string, message: string): void {
     this.list.push({ field, message });
+  }
+
+  warn(field: string, message: string): void {
+    this.warnings.push({ field, message });
+  }
+
+  /** A view whose problems become warnings (the value is ignored, the default used). */
+  lenient(note: string): Problems {
+    const outer = this;
+    return new (class extends Problems {
+      override add(field: string, message: string): void {
+        outer.warn(field, `${message}; ${note}`);
+      }
+    })(this.warnings);
   }
 }
 
