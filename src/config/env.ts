@@ -31,12 +31,19 @@ export class Problems {
 
   /** A view whose problems become warnings (the value is ignored, the default used). */
   lenient(note: string): Problems {
-    const outer = this;
-    return new (class extends Problems {
-      override add(field: string, message: string): void {
-        outer.warn(field, `${message}; ${note}`);
-      }
-    })(this.warnings);
+    return new LenientProblems(this.warnings, note);
+  }
+}
+
+/** Problems that only warn: shares the warnings list of the Problems it came from. */
+class LenientProblems extends Problems {
+  readonly #note: string;
+  constructor(warnings: ConfigProblem[], note: string) {
+    super(warnings);
+    this.#note = note;
+  }
+  override add(field: string, message: string): void {
+    this.warn(field, `${message}; ${this.#note}`);
   }
 }
 
