@@ -123,9 +123,9 @@ function setPath(path: string, value: unknown): SpanfuseOptions {
   const root: Record<string, unknown> = {};
   let o = root;
   const parts = path.split('.');
-  for (const p of parts.slice(0, -1)) o = (o[p] = {}) as Record<string, unknown>;
+  for (const p of parts.slice(0, -1)) o = (o[p] = {});
   o[parts.at(-1) ?? ''] = value;
-  return root as SpanfuseOptions;
+  return root;
 }
 
 const docs = tables('docs/configuration.md');
