@@ -149,8 +149,9 @@ export class FileExporter implements ProfileExporter {
 
   /**
    * Write a window synchronously, for `process.exit()` where no event-loop
-   * turn is left. Atomic like `export`; retention is applied by the next
-   * run's scan. Never throws; false when it failed (counted).
+   * turn is left. Atomic like `export`; retention covers the files this
+   * process knows of (the next run's scan covers the rest). Never throws;
+   * false when it failed (counted).
    */
   writeSync(window: WindowProfile): boolean {
     try {
@@ -186,6 +187,7 @@ export class FileExporter implements ProfileExporter {
         this.#retention.add({ name: f.name, profileId: window.profileId, bytes: f.bytes.byteLength });
       }
       this.#counters.windowsWritten++;
+      this.#enforceRetentionSync();
       return true;
     } catch (err) {
       this.#counters.writeErrors++;
@@ -330,6 +332,19 @@ export class FileExporter implements ProfileExporter {
     this.#retention.add({ name, profileId: parseWindowFileName(name)?.profileId ?? '', bytes: bytes.byteLength });
     this.#counters.filesWritten++;
     this.#counters.bytesWritten += bytes.byteLength;
+  }
+
+  /** Retention for the exit path (files this process indexed; the next run's scan covers the rest). */
+  #enforceRetentionSync(): void {
+    for (const f of this.#retention.plan((id) => this.#pins.has(id))) {
+      try {
+        unlinkSync(join(this.dir, f.name));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') continue;
+      }
+      this.#retention.remove(f.name);
+      this.#counters.filesDeleted++;
+    }
   }
 
   async #enforceRetention(): Promise<void> {
