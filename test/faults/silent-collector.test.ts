@@ -1,6 +1,6 @@
 // An OTLP collector that accepts the connection and never answers must not
 // keep a finished process alive for the request timeout: a natural exit is
-// bounded by the shutdown deadline (5 s), and the file window is still written.
+// bounded by the shutdown deadline (5 s), not the request timeout (60 s here), and the file window is still written.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { Socket } from 'node:net';
@@ -28,17 +28,17 @@ void test('a silent collector does not delay a natural exit past the shutdown de
         SPANFUSE_WINDOW_MS: '500',
         SPANFUSE_EXPORTERS: 'file,otlp',
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
-        OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '60000',
         FAULT_WORK_MS: '1200',
       },
-      60_000,
+      120_000,
     ).done;
     assert.equal(r.signal, null, r.stderr);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(bytes > 0, 'the collector never received a request: nothing was in flight');
     // 1.2 s of work + the 5 s shutdown deadline + start-up on a loaded
-    // machine, well below the 30 s request timeout that held it before.
-    assert.ok(r.ms < 20_000, `exit took ${r.ms} ms`);
+    // machine, well below the 60 s request timeout that held it before.
+    assert.ok(r.ms < 30_000, `exit took ${r.ms} ms`);
     const files = checkWindows(dir);
     assert.deepEqual(files.broken, []);
     assert.ok(files.byId.size >= 2, `windows on disk: ${files.byId.size}`);
