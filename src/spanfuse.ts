@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as workerThreads from 'node:worker_threads';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -100,11 +99,14 @@ export class Spanfuse {
     // `shutdown()` in its handler is the documented way). Checked now, not at
     // start, because apps install handlers late.
     if (process.listenerCount(signal) > 1) return;
-    this.#exitSync();
-    this.#removeSignalListeners();
-    // No listener is left, so the default action applies again: the process
-    // ends exactly as it would have without spanfuse (status 128 + signal).
-    process.kill(process.pid, signal);
+    try {
+      this.#exitSync();
+    } finally {
+      this.#removeSignalListeners();
+      // No listener is left, so the default action applies again: the process
+      // ends exactly as it would have without spanfuse (status 128 + signal).
+      process.kill(process.pid, signal);
+    }
   };
 
   constructor(config: ResolvedConfig) {
@@ -193,10 +195,9 @@ export class Spanfuse {
     // Before @datadog/pprof's own exit listener, which would discard the window.
     process.prependOnceListener('exit', this.#onExit);
     if (workerThreads.isMainThread) {
-      // A signal the process ignores (SIG_IGN inherited, e.g. SIGINT under
-      // `nohup` or `&`) must stay ignored: a listener would catch it.
-      const ignored = ignoredSignals();
-      this.#signals = (['SIGTERM', 'SIGINT'] as const).filter((sig) => !ignored.has(sig));
+      // (Node resets every inherited signal disposition at start-up, so
+      // without this listener these signals always end the process.)
+      this.#signals = ['SIGTERM', 'SIGINT'];
       for (const sig of this.#signals) process.on(sig, this.#onSignal);
     }
   }
@@ -418,22 +419,6 @@ export class Spanfuse {
     this.#pipeline.exitSync(last);
     this.#spansFile?.flushSync();
   }
-}
-
-/** Signals this process ignores (Linux: `SigIgn` of /proc/self/status); empty elsewhere. */
-function ignoredSignals(): Set<NodeJS.Signals> {
-  const out = new Set<NodeJS.Signals>();
-  try {
-    const m = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (m?.[1] !== undefined) {
-      const mask = BigInt(`0x${m[1]}`);
-      if ((mask >> 1n) & 1n) out.add('SIGINT'); // signal 2 is bit 1
-      if ((mask >> 14n) & 1n) out.add('SIGTERM'); // signal 15 is bit 14
-    }
-  } catch {
-    // not Linux: assume nothing is ignored
-  }
-  return out;
 }
 
 /** Fan a span out to processors in order (the SDK's own multi-processor is internal). */

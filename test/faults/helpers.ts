@@ -29,8 +29,11 @@ export interface Running {
 
 /** Start `node args` in the repository root with extra env; killed after `timeoutMs`. */
 export function startNode(args: string[], env: Record<string, string>, timeoutMs = 60_000): Running {
+  return watch(spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs);
+}
+
+function watch(child: ChildProcess, timeoutMs: number): Running {
   const started = Date.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];

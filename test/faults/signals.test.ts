@@ -62,3 +62,4 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     assert.ok(spanLines(dir).lines > 0);
   });
 }
+
