@@ -3,6 +3,7 @@ import * as workerThreads from 'node:worker_threads';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { formatConfigWarnings } from './config/index.js';
 import type { ResolvedConfig } from './config/index.js';
 import { Diagnostics } from './core/diagnostics.js';
 import type { ContextMode, WindowProfile } from './core/window.js';
@@ -119,11 +120,30 @@ export class Spanfuse {
   readonly #onExit = (): void => {
     this.#exitSync();
   };
+  #exited = false;
+  #shutdownDone = false;
+  /** Signals whose default action (end the process) spanfuse precedes with a synchronous write. */
+  #signals: NodeJS.Signals[] = [];
+  readonly #onSignal = (signal: NodeJS.Signals): void => {
+    // The app handles the signal itself: it decides what happens (calling
+    // `shutdown()` in its handler is the documented way). Checked now, not at
+    // start, because apps install handlers late.
+    if (process.listenerCount(signal) > 1) return;
+    try {
+      this.#exitSync();
+    } finally {
+      this.#removeSignalListeners();
+      // No listener is left, so the default action applies again: the process
+      // ends exactly as it would have without spanfuse (status 128 + signal).
+      process.kill(process.pid, signal);
+    }
+  };
 
   constructor(config: ResolvedConfig) {
     this.config = config;
     this.#outputDir = resolve(config.outputDir);
     this.mode = detectContextMode();
+    if (config.warnings.length > 0) this.#diag.warnOnce('config', formatConfigWarnings(config.warnings));
     // Node >= 24 tells a worker its name; older versions fall back to the id.
     const threadName = (workerThreads as { threadName?: unknown }).threadName;
     this.#thread = currentThreadIdentity(typeof threadName === 'string' ? { name: threadName } : {});
@@ -223,7 +243,18 @@ export class Spanfuse {
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
     process.prependOnceListener('exit', this.#onExit);
+    if (workerThreads.isMainThread) {
+      // (Node resets every inherited signal disposition at start-up, so
+      // without this listener these signals always end the process.)
+      this.#signals = ['SIGTERM', 'SIGINT'];
+      for (const sig of this.#signals) process.on(sig, this.#onSignal);
+    }
     void this.#debug?.start();
+  }
+
+  #removeSignalListeners(): void {
+    for (const sig of this.#signals) process.removeListener(sig, this.#onSignal);
+    this.#signals = [];
   }
 
   /**
@@ -334,6 +365,19 @@ export class Spanfuse {
   }
 
   async #doShutdown(deadlineMs: number): Promise<void> {
+    // Exports in flight do not hold the event loop (their sockets and timers
+    // are unref'd); this one timer keeps a draining process alive until the
+    // deadline at most, so a natural exit is bounded by it.
+    const hold = setTimeout(() => undefined, Math.max(0, deadlineMs) + 100);
+    try {
+      await this.#shutdownSteps(deadlineMs);
+    } finally {
+      clearTimeout(hold);
+      this.#shutdownDone = true;
+    }
+  }
+
+  async #shutdownSteps(deadlineMs: number): Promise<void> {
     const debugStopped = this.#debug?.stop();
     this.#stopTimers();
     await this.#closeWindow(false);
@@ -362,6 +406,7 @@ export class Spanfuse {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     process.removeListener('beforeExit', this.#onBeforeExit);
+    this.#removeSignalListeners();
     this.#contextManager.setBinder(undefined);
     this.#contextManager.setThreadContext(undefined);
     this.#binder.disable();
@@ -483,8 +528,11 @@ export class Spanfuse {
    * buffered spans are written synchronously here.
    */
   #exitSync(): void {
-    if (this.#shutdown !== undefined) return;
-    this.#shutdown = Promise.resolve();
+    // Also when an async shutdown is under way: what it has not written yet
+    // (windows being encoded, queued, held spans) is written here.
+    if (this.#exited || this.#shutdownDone) return;
+    this.#exited = true;
+    this.#shutdown ??= Promise.resolve();
     void this.#debug?.stop();
     this.#stopTimers();
     // Windows still being built are finished now, in order, then the last one.

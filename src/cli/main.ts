@@ -1,105 +1,98 @@
 #!/usr/bin/env node
 /**
- * The `spanfuse` command.
- *   spanfuse demo [--duration S] [--concurrency N] [--out DIR]
- *   spanfuse summary [DIR]
+ * The `spanfuse` command: a table of subcommands (command.ts), each with its
+ * own `--help`. Errors are one line with a `--help` hint; exit statuses are
+ * in command.ts (EXIT) and the README.
  */
-import { existsSync, statSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError, start, VERSION } from '../index.js';
-import { createDemoServer, DEMO_ROUTES } from './demo/service.js';
-import { driveLoad } from './demo/load.js';
-import { formatSummary, summarize } from './summary.js';
-import { FLAME_COMMANDS, FLAME_COMMANDS_USAGE } from './flame-commands.js';
-import { writeDemoFlamegraphs } from './flame-demo.js';
+import { ConfigError, VERSION } from '../index.js';
+import type { Command } from './command.js';
+import { CliExit, EXIT, isParseArgsError, UsageError, wantsHelp } from './command.js';
+import { demoCommand } from './demo-command.js';
+import { summaryCommand } from './summary-command.js';
+import { FLAME_COMMANDS } from './flame-commands.js';
 
-const USAGE = `spanfuse ${VERSION}
+/** Every subcommand, in the order `--help` lists them. */
+const COMMANDS: readonly Command[] = [demoCommand, summaryCommand, ...FLAME_COMMANDS];
 
-usage:
-  spanfuse demo [--duration SECONDS] [--concurrency N] [--out DIR]
-      start the profiler, an example HTTP service and a bounded load for
-      SECONDS (default 10), then print what was collected
-  spanfuse summary [DIR]
-      summarize an output folder (default ./spanfuse-out)
-  spanfuse help | version
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return `spanfuse ${VERSION}
+
+usage: spanfuse <command> [options]     (spanfuse <command> --help for its options)
+
+commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+  ${'help'.padEnd(width)}  this text (also -h, --help)
+  ${'version'.padEnd(width)}  print the version (also -v, --version)
 
 Profiling your own app: node --import spanfuse/register app.js
-Configuration: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, SPANFUSE_* (see README).`;
-
-class UsageError extends Error {}
-
-function positiveInt(name: string, v: string | undefined, fallback: number, max: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > max) throw new UsageError(`--${name}: expected a whole number from 1 to ${max}, got ${JSON.stringify(v)}`);
-  return n;
+Configuration: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, SPANFUSE_* (docs/configuration.md).
+exit status: 0 ok, 1 failure inside spanfuse, 2 bad command line or configuration, 3 no spanfuse output found`;
 }
 
-async function demo(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { duration: { type: 'string' }, concurrency: { type: 'string' }, out: { type: 'string' } },
-    strict: true,
-  });
-  const durationS = positiveInt('duration', values.duration, 10, 3600);
-  const concurrency = positiveInt('concurrency', values.concurrency, 8, 256);
-  const startedMs = Date.now() - 1000;
-  const sf = start(values.out === undefined ? {} : { outputDir: values.out });
-  if (sf === undefined) throw new UsageError('spanfuse is disabled (SPANFUSE_ENABLED=false); nothing to demo');
-  const server = createDemoServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  console.log(`spanfuse demo: service on 127.0.0.1:${port}, ${concurrency} clients for ${durationS} s, context mode ${sf.mode}`);
-  const load = await driveLoad({ port, routes: DEMO_ROUTES, durationMs: durationS * 1000, concurrency });
-  await new Promise<void>((r) => server.close(() => r()));
-  await sf.shutdown();
-  const dir = sf.stats().outputDir;
-  console.log(`load: ${load.requests} requests (${load.errors} errors): ${JSON.stringify(load.byRoute)}\n`);
-  console.log(formatSummary(summarize(dir, { sinceMs: startedMs }), dir));
-  const counters = sf.stats().counters;
-  if (Object.keys(counters).length > 0) console.log(`\ncounters: ${JSON.stringify(counters)}`);
-  console.log(`\n${writeDemoFlamegraphs(dir, startedMs)}`);
-}
-
-function summary(args: string[]): void {
-  const dir = resolve(args[0] ?? './spanfuse-out');
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`summary: ${dir} is not a folder; give the output folder (SPANFUSE_OUTPUT_DIR)`);
-  console.log(formatSummary(summarize(dir), dir));
-}
-
-async function main(argv: string[]): Promise<void> {
-  const [cmd, ...rest] = argv;
-  // flame, diff, top, tails: each prints its own one-line errors and sets its exit code.
-  const flameCommand = cmd !== undefined && Object.hasOwn(FLAME_COMMANDS, cmd) ? FLAME_COMMANDS[cmd] : undefined;
-  if (flameCommand !== undefined) return flameCommand(rest);
-  switch (cmd) {
-    case 'demo':
-      return demo(rest);
-    case 'summary':
-      return summary(rest);
-    case 'version':
-    case '--version':
-      console.log(VERSION);
-      return;
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(`${USAGE}\n\nflamegraphs (each has --help):\n${FLAME_COMMANDS_USAGE}`);
-      return;
-    default:
-      throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    if (name === 'help' && rest[0] !== undefined) return help(rest[0]);
+    console.log(usage());
+    return EXIT.ok;
+  }
+  if (name === 'version' || name === '--version' || name === '-v') {
+    if (rest.length > 0) throw new UsageError(`${name} takes no arguments`);
+    console.log(VERSION);
+    return EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    throw new UsageError(name.startsWith('-') ? `unknown option ${JSON.stringify(name)}` : `unknown command ${JSON.stringify(name)}`);
+  }
+  if (wantsHelp(rest)) {
+    console.log(command.usage);
+    return EXIT.ok;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    // Name the command in the hint for its own option errors.
+    if (isParseArgsError(err)) throw new UsageError(err.message, command.name);
+    throw err;
   }
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof UsageError || err instanceof ConfigError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
-    console.error(`spanfuse: ${err.message}\n\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  console.error(err);
-  process.exitCode = 1;
-});
+function help(name: string): number {
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+  console.log(command.usage);
+  return EXIT.ok;
+}
+
+/** `spanfuse: <message>` once, whatever the message already starts with. */
+function line(message: string): string {
+  const m = message.replace(/^spanfuse:\s*/, '');
+  return `spanfuse: ${m}`;
+}
+
+main(process.argv.slice(2)).then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      console.error(`${line(err.message)} (see: spanfuse ${err.command === undefined ? '' : `${err.command} `}--help)`);
+      process.exitCode = EXIT.usage;
+    } else if (isParseArgsError(err)) {
+      console.error(`${line(err.message)} (see: spanfuse --help)`);
+      process.exitCode = EXIT.usage;
+    } else if (err instanceof ConfigError) {
+      // One problem per line: the list is the message.
+      console.error(line(err.message));
+      process.exitCode = EXIT.usage;
+    } else if (err instanceof CliExit) {
+      console.error(line(err.message));
+      process.exitCode = err.status;
+    } else {
+      console.error(line(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`));
+      process.exitCode = EXIT.internal;
+    }
+  },
+);

@@ -11,19 +11,36 @@ export interface SpanCpu {
   readonly samples: number;
 }
 
+/** A file the summary could not read, and why. */
+export interface SkippedFile {
+  readonly file: string;
+  readonly reason: string;
+}
+
 export interface OutputSummary {
   readonly windows: number;
   readonly samples: number;
   readonly samplesWithSpan: number;
   readonly cpuNs: number;
   readonly spansInFile: number;
+  /** Span files read, oldest first (`spans.1.jsonl`, then `spans.jsonl`). */
+  readonly spanFiles: string[];
+  /** Lines of the span files that are not a whole JSON span (a write cut short). */
+  readonly skippedSpanLines: number;
   readonly topOperations: Array<{ readonly name: string; readonly cpuNs: number; readonly samples: number; readonly spans: number }>;
   readonly topSpans: SpanCpu[];
   readonly files: string[];
+  /** Window files that could not be decoded (corrupt, truncated): named, left out. */
+  readonly skippedFiles: SkippedFile[];
 }
 
+/** Span files, oldest first: the rotated backup, then the current file. */
+const SPAN_FILES = ['spans.1.jsonl', 'spans.jsonl'];
 
-/** Read an output folder back with an independent decode of the files written. */
+/**
+ * Read an output folder back with an independent decode of the files
+ * written. A file that cannot be decoded is skipped and named, never fatal.
+ */
 export function summarize(dir: string, opts: { top?: number; sinceMs?: number } = {}): OutputSummary {
   const top = opts.top ?? 5;
   const since = opts.sinceMs ?? 0;
@@ -34,8 +51,17 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
   let withSpan = 0;
   let cpuTotal = 0;
   const bySpan = new Map<string, { name: string; cpuNs: number; samples: number }>();
+  const read: string[] = [];
+  const skippedFiles: SkippedFile[] = [];
   for (const f of files) {
-    const p = Profile.decode(gunzipSync(readFileSync(join(dir, f))));
+    let p: Profile;
+    try {
+      p = Profile.decode(gunzipSync(readFileSync(join(dir, f))));
+    } catch (err) {
+      skippedFiles.push({ file: f, reason: err instanceof Error ? err.message : String(err) });
+      continue;
+    }
+    read.push(f);
     const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
     const types = p.sampleType.map((t) => str(t.type));
     const iCount = types.indexOf('sample');
@@ -68,40 +94,69 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
     o.spans++;
     ops.set(e.name, o);
   }
-  let spansInFile = 0;
-  try {
-    const sinceNs = BigInt(Math.floor(since)) * 1_000_000n;
-    for (const line of readFileSync(join(dir, 'spans.jsonl'), 'utf8').split('\n')) {
-      if (line === '') continue;
-      const span = JSON.parse(line) as { startTimeUnixNano?: string };
-      if (BigInt(span.startTimeUnixNano ?? '0') >= sinceNs) spansInFile++;
-    }
-  } catch {
-    // No span file: the app exports spans itself.
-  }
+  const spans = countSpans(dir, BigInt(Math.floor(since)) * 1_000_000n);
   return {
-    windows: files.length,
+    windows: read.length,
     samples,
     samplesWithSpan: withSpan,
     cpuNs: cpuTotal,
-    spansInFile,
+    spansInFile: spans.count,
+    spanFiles: spans.files,
+    skippedSpanLines: spans.skipped,
     topOperations: [...ops.values()].sort((a, b) => b.cpuNs - a.cpuNs).slice(0, top),
     topSpans: [...bySpan.entries()]
       .map(([spanId, e]) => ({ spanId, ...e }))
       .sort((a, b) => b.cpuNs - a.cpuNs)
       .slice(0, top),
-    files,
+    files: read,
+    skippedFiles,
   };
+}
+
+/** Spans started at or after `sinceNs` in every span file; lines that are not a whole span are counted apart. */
+function countSpans(dir: string, sinceNs: bigint): { count: number; skipped: number; files: string[] } {
+  let count = 0;
+  let skipped = 0;
+  const files: string[] = [];
+  for (const f of SPAN_FILES) {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, f), 'utf8');
+    } catch {
+      continue; // no such file: the app exports its spans itself, or nothing rotated yet
+    }
+    files.push(f);
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      let start: bigint;
+      try {
+        const span = JSON.parse(line) as { startTimeUnixNano?: unknown };
+        start = BigInt(typeof span.startTimeUnixNano === 'string' ? span.startTimeUnixNano : '0');
+      } catch {
+        skipped++;
+        continue;
+      }
+      if (start >= sinceNs) count++;
+    }
+  }
+  return { count, skipped, files };
+}
+
+/** Nothing spanfuse wrote is in the folder (or nothing could be read). */
+export function isEmptySummary(s: OutputSummary): boolean {
+  return s.windows === 0 && s.spansInFile === 0 && s.skippedFiles.length === 0 && s.skippedSpanLines === 0;
 }
 
 export function formatSummary(s: OutputSummary, dir: string): string {
   const ms = (ns: number): string => `${(ns / 1e6).toFixed(1)} ms`;
   const pct = s.samples === 0 ? 0 : (100 * s.samplesWithSpan) / s.samples;
+  const spanFiles = s.spanFiles.length === 0 ? 'no span file' : s.spanFiles.join(' + ');
   const lines = [
     `output:        ${dir}`,
-    `windows:       ${s.windows} pprof files (*.pb.gz)`,
+    `windows:       ${s.windows} pprof files (*.pb.gz)${s.skippedFiles.length > 0 ? `, ${s.skippedFiles.length} unreadable (skipped)` : ''}`,
     `samples:       ${s.samples} (${pct.toFixed(1)}% carry a span), CPU ${ms(s.cpuNs)}`,
-    `spans.jsonl:   ${s.spansInFile} spans`,
+    `spans:         ${s.spansInFile} spans (${spanFiles})${s.skippedSpanLines > 0 ? `, ${s.skippedSpanLines} broken lines skipped` : ''}`,
+    ...s.skippedFiles.map((f) => `skipped:       ${f.file}: ${f.reason}`),
     '',
     'top operations by CPU:',
     ...s.topOperations.map((o) => `  ${o.name.padEnd(18)} ${ms(o.cpuNs).padStart(10)}  ${String(o.samples).padStart(6)} samples  ${o.spans} spans`),

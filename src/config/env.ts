@@ -14,8 +14,36 @@ export function readEnv(): EnvSource {
  */
 export class Problems {
   readonly list: ConfigProblem[] = [];
+  /** Settings that were ignored (not in use, or leniently parsed): printed once, never fatal. */
+  readonly warnings: ConfigProblem[];
+
+  constructor(warnings: ConfigProblem[] = []) {
+    this.warnings = warnings;
+  }
+
   add(field: string, message: string): void {
     this.list.push({ field, message });
+  }
+
+  warn(field: string, message: string): void {
+    this.warnings.push({ field, message });
+  }
+
+  /** A view whose problems become warnings (the value is ignored, the default used). */
+  lenient(note: string): Problems {
+    return new LenientProblems(this.warnings, note);
+  }
+}
+
+/** Problems that only warn: shares the warnings list of the Problems it came from. */
+class LenientProblems extends Problems {
+  readonly #note: string;
+  constructor(warnings: ConfigProblem[], note: string) {
+    super(warnings);
+    this.#note = note;
+  }
+  override add(field: string, message: string): void {
+    this.warn(field, `${message}; ${this.#note}`);
   }
 }
 

@@ -119,55 +119,63 @@ export function resolveExportConfig(options: ExportOptions | undefined, env: Env
     maxBytes: int(o.file?.maxBytes, 'export.file.maxBytes', env, 'SPANFUSE_FILE_MAX_BYTES', { min: 64 * 1024, max: 2 ** 50 }, 256 * MiB, problems),
   };
 
+  // Settings of an exporter that is not selected never stop profiling: the
+  // shared OTEL_EXPORTER_OTLP_* variables belong to the app's own tracing
+  // first. They are checked anyway and reported as one warning.
+  const op = exporters.includes('otlp') ? problems : problems.lenient('ignored: the otlp exporter is not selected');
+  const pp = exporters.includes('pyroscope') ? problems : problems.lenient('ignored: the pyroscope exporter is not selected');
+  // OTLP exporter spec: an OTEL_* value that cannot be parsed is warned about
+  // and treated as unset (bad header entries are skipped), not fatal.
+  const otelEnv = op === problems ? problems.lenient('ignored (OTLP exporter spec: unparsable values are treated as unset)') : op;
+
   // OTLP: a full URL (code or PROFILES env) is used as is; a base endpoint gets the profiles path.
   let otlpUrl: URL;
   const specific = envString(env, 'OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT');
-  if (o.otlp?.url !== undefined) otlpUrl = url(o.otlp.url, 'export.otlp.url', DEFAULT_OTLP + OTLP_PROFILES_PATH, problems);
-  else if (o.otlp?.endpoint !== undefined) otlpUrl = withPath(url(o.otlp.endpoint, 'export.otlp.endpoint', DEFAULT_OTLP, problems));
-  else if (specific !== undefined) otlpUrl = url(specific, 'OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT', DEFAULT_OTLP + OTLP_PROFILES_PATH, problems);
+  if (o.otlp?.url !== undefined) otlpUrl = url(o.otlp.url, 'export.otlp.url', DEFAULT_OTLP + OTLP_PROFILES_PATH, op);
+  else if (o.otlp?.endpoint !== undefined) otlpUrl = withPath(url(o.otlp.endpoint, 'export.otlp.endpoint', DEFAULT_OTLP, op));
+  else if (specific !== undefined) otlpUrl = url(specific, 'OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT', DEFAULT_OTLP + OTLP_PROFILES_PATH, op);
   else {
     const base = envString(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
-    otlpUrl = withPath(url(base ?? DEFAULT_OTLP, 'OTEL_EXPORTER_OTLP_ENDPOINT', DEFAULT_OTLP, problems));
+    otlpUrl = withPath(url(base ?? DEFAULT_OTLP, 'OTEL_EXPORTER_OTLP_ENDPOINT', DEFAULT_OTLP, op));
   }
   const protocol = envString(env, 'OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL');
   if (protocol !== undefined && protocol !== 'http/protobuf') {
-    problems.add('OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL', `spanfuse exports profiles over http/protobuf only; unset it or set it to http/protobuf (got ${JSON.stringify(protocol)})`);
+    op.add('OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL', `spanfuse exports profiles over http/protobuf only; unset it or set it to http/protobuf (got ${JSON.stringify(protocol)})`);
   }
   const headers = {
-    ...envKeyValues(env, 'OTEL_EXPORTER_OTLP_HEADERS', problems),
-    ...envKeyValues(env, 'OTEL_EXPORTER_OTLP_PROFILES_HEADERS', problems),
-    ...o.otlp?.headers,
+    ...validHeaders(envKeyValues(env, 'OTEL_EXPORTER_OTLP_HEADERS', otelEnv), 'OTEL_EXPORTER_OTLP_HEADERS', otelEnv),
+    ...validHeaders(envKeyValues(env, 'OTEL_EXPORTER_OTLP_PROFILES_HEADERS', otelEnv), 'OTEL_EXPORTER_OTLP_PROFILES_HEADERS', otelEnv),
+    ...validHeaders(o.otlp?.headers, 'export.otlp.headers', op),
   };
-  checkHeaders(headers, o.otlp?.headers !== undefined ? 'export.otlp.headers' : 'OTEL_EXPORTER_OTLP_HEADERS', problems);
   const otlpTimeoutEnv = envString(env, 'OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT') !== undefined ? 'OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT' : 'OTEL_EXPORTER_OTLP_TIMEOUT';
   const otlp = {
     url: otlpUrl,
     headers,
-    timeoutMs: int(o.otlp?.timeoutMs, 'export.otlp.timeoutMs', env, otlpTimeoutEnv, TIMEOUT, 10_000, problems),
-    compression: compression(o.otlp?.compression, env, problems),
+    timeoutMs: int(o.otlp?.timeoutMs, 'export.otlp.timeoutMs', env, otlpTimeoutEnv, TIMEOUT, 10_000, op, otelEnv),
+    compression: compression(o.otlp?.compression, env, op, otelEnv),
   };
 
   const p = o.pyroscope ?? {};
-  const pyroUrl = url(p.url ?? envString(env, 'SPANFUSE_PYROSCOPE_URL') ?? DEFAULT_PYROSCOPE, p.url !== undefined ? 'export.pyroscope.url' : 'SPANFUSE_PYROSCOPE_URL', DEFAULT_PYROSCOPE, problems);
+  const pyroUrl = url(p.url ?? envString(env, 'SPANFUSE_PYROSCOPE_URL') ?? DEFAULT_PYROSCOPE, p.url !== undefined ? 'export.pyroscope.url' : 'SPANFUSE_PYROSCOPE_URL', DEFAULT_PYROSCOPE, pp);
   const token = p.authToken ?? envString(env, 'SPANFUSE_PYROSCOPE_AUTH_TOKEN');
   const user = p.basicAuthUser ?? envString(env, 'SPANFUSE_PYROSCOPE_BASIC_AUTH_USER');
   const password = p.basicAuthPassword ?? envString(env, 'SPANFUSE_PYROSCOPE_BASIC_AUTH_PASSWORD');
   let auth: ResolvedExportConfig['pyroscope']['auth'] = { kind: 'none' };
   if (token !== undefined && user !== undefined) {
-    problems.add('export.pyroscope.authToken', 'set either a bearer token or basic-auth user/password, not both');
+    pp.add('export.pyroscope.authToken', 'set either a bearer token or basic-auth user/password, not both');
   } else if (token !== undefined) auth = { kind: 'bearer', token };
   else if (user !== undefined) {
-    if (password === undefined) problems.add('SPANFUSE_PYROSCOPE_BASIC_AUTH_PASSWORD', 'basic auth needs a password too; set it or remove the user');
+    if (password === undefined) pp.add('SPANFUSE_PYROSCOPE_BASIC_AUTH_PASSWORD', 'basic auth needs a password too; set it or remove the user');
     auth = { kind: 'basic', user, password: password ?? '' };
   }
-  const tags = { ...envKeyValues(env, 'SPANFUSE_PYROSCOPE_TAGS', problems), ...p.tags };
+  const tags = { ...envKeyValues(env, 'SPANFUSE_PYROSCOPE_TAGS', pp), ...p.tags };
   const pyroscope = {
     url: pyroUrl,
     appName: p.appName ?? envString(env, 'SPANFUSE_PYROSCOPE_APP_NAME'),
     tags,
     auth,
     tenantId: p.tenantId ?? envString(env, 'SPANFUSE_PYROSCOPE_TENANT_ID'),
-    timeoutMs: int(p.timeoutMs, 'export.pyroscope.timeoutMs', env, 'SPANFUSE_PYROSCOPE_TIMEOUT', TIMEOUT, 10_000, problems),
+    timeoutMs: int(p.timeoutMs, 'export.pyroscope.timeoutMs', env, 'SPANFUSE_PYROSCOPE_TIMEOUT', TIMEOUT, 10_000, pp),
   };
 
   const queue = {
@@ -229,6 +237,11 @@ function names<T extends string>(
     problems.add(field, `expected a list of ${allowed.join(', ')}`);
     return fallback;
   }
+  if (list.length === 0) {
+    // An empty list would run a profiler that writes nothing, silently.
+    problems.add(field, `empty list; name at least one of ${allowed.join(', ')} (or unset it for the default ${fallback.join(',')})`);
+    return fallback;
+  }
   const out: T[] = [];
   for (const n of list as unknown[]) {
     const v: unknown = typeof n === 'string' ? n.trim().toLowerCase() : n;
@@ -249,13 +262,14 @@ function int(
   bounds: { min: number; max: number },
   fallback: number,
   problems: Problems,
+  envProblems: Problems = problems,
 ): number {
   if (code !== undefined) {
     if (typeof code === 'number' && Number.isSafeInteger(code) && code >= bounds.min && code <= bounds.max) return code;
     problems.add(codeField, `expected a whole number from ${bounds.min} to ${bounds.max}, got ${String(code)}`);
     return fallback;
   }
-  return envInt(env, envName, problems, bounds) ?? fallback;
+  return envInt(env, envName, envProblems, bounds) ?? fallback;
 }
 
 function url(value: string, field: string, fallback: string, problems: Problems): URL {
@@ -279,19 +293,28 @@ function withPath(base: URL): URL {
   return u;
 }
 
-function compression(code: CompressionName | undefined, env: EnvSource, problems: Problems): CompressionName {
+function compression(code: CompressionName | undefined, env: EnvSource, problems: Problems, envProblems: Problems): CompressionName {
   const specific = envString(env, 'OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION');
   const field = code !== undefined ? 'export.otlp.compression' : specific !== undefined ? 'OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION' : 'OTEL_EXPORTER_OTLP_COMPRESSION';
   const v = code ?? specific ?? envString(env, 'OTEL_EXPORTER_OTLP_COMPRESSION') ?? 'gzip';
   const l = typeof v === 'string' ? v.toLowerCase() : v;
   if (l === 'gzip' || l === 'none') return l;
-  problems.add(field, `expected gzip or none, got ${JSON.stringify(v)}`);
+  (code !== undefined ? problems : envProblems).add(field, `expected gzip or none, got ${JSON.stringify(v)}`);
   return 'gzip';
 }
 
-function checkHeaders(headers: Record<string, unknown>, field: string, problems: Problems): void {
+/** The headers with a valid name and value; each bad one is reported and left out. */
+function validHeaders(headers: Record<string, unknown> | undefined, field: string, problems: Problems): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (headers === undefined) return out;
+  if (headers === null || typeof headers !== 'object') {
+    problems.add(field, 'expected an object of header names to string values');
+    return out;
+  }
   for (const [k, v] of Object.entries(headers)) {
     if (!HEADER_NAME.test(k)) problems.add(field, `header name ${JSON.stringify(k)} is not a valid HTTP token; remove spaces and separators`);
-    if (typeof v !== 'string' || /[\r\n\0]/.test(v)) problems.add(field, `value of header ${JSON.stringify(k)} must be a string without line breaks`);
+    else if (typeof v !== 'string' || /[\r\n\0]/.test(v)) problems.add(field, `value of header ${JSON.stringify(k)} must be a string without line breaks`);
+    else out[k] = v;
   }
+  return out;
 }

@@ -1,4 +1,5 @@
 import { ConfigError } from '../core/errors.js';
+import type { ConfigProblem } from '../core/errors.js';
 import { Problems, envBool, envInt, envKeyValues, envString, readEnv } from './env.js';
 import type { EnvSource } from './env.js';
 import { resolveExportConfig } from './export.js';
@@ -84,6 +85,8 @@ export interface ResolvedConfig {
   readonly heap: HeapConfig;
   readonly runtime: RuntimeConfig;
   readonly debug: DebugConfig;
+  /** Settings that were ignored (an exporter not selected, lenient OTEL_* parsing); printed once at start. */
+  readonly warnings: readonly ConfigProblem[];
 }
 
 export const DEFAULTS = {
@@ -195,7 +198,13 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     heap,
     runtime,
     debug,
+    warnings: problems.warnings,
   };
+}
+
+/** The one warning printed for ignored settings. */
+export function formatConfigWarnings(warnings: readonly ConfigProblem[]): string {
+  return `spanfuse: ignored configuration (profiling continues):\n${warnings.map((w) => `  - ${w.field}: ${w.message}`).join('\n')}`;
 }
 
 function pick<T>(code: T | undefined, env: T | undefined, fallback: T): T {

@@ -58,10 +58,12 @@ export class FileExporter implements ProfileExporter {
   readonly #retention: RetentionIndex;
   readonly #lane: Lane<WindowProfile>;
   readonly #pins = new Map<string, number>();
+  /** Windows accepted by export() and not yet fully written: drainSync writes them at exit. */
+  readonly #unwritten = new Set<WindowProfile>();
   readonly #maxPins: number;
   #ready: Promise<void> | undefined;
   #shutdown: Promise<void> | undefined;
-  #counters = { windowsWritten: 0, filesWritten: 0, bytesWritten: 0, filesDeleted: 0, writeErrors: 0, pinsRefused: 0 };
+  #counters = { windowsWritten: 0, filesWritten: 0, bytesWritten: 0, filesDeleted: 0, filesDeletedForSpace: 0, writeErrors: 0, pinsRefused: 0 };
 
   constructor(options: FileExporterOptions) {
     this.name = options.name ?? 'file';
@@ -82,7 +84,20 @@ export class FileExporter implements ProfileExporter {
   }
 
   export(window: WindowProfile): Promise<ExportOutcome> {
-    return this.#lane.enqueue(window, 0);
+    this.#unwritten.add(window);
+    return this.#lane.enqueue(window, 0).finally(() => this.#unwritten.delete(window));
+  }
+
+  /**
+   * At process exit: write every window still queued or being encoded,
+   * synchronously, then stop accepting. A window whose async write was half
+   * done is written again whole (each file is replaced atomically).
+   */
+  drainSync(): void {
+    const windows = [...this.#unwritten];
+    this.#unwritten.clear();
+    this.#lane.close('written synchronously at exit');
+    for (const w of windows) this.writeSync(w);
   }
 
   /**
@@ -134,8 +149,9 @@ export class FileExporter implements ProfileExporter {
 
   /**
    * Write a window synchronously, for `process.exit()` where no event-loop
-   * turn is left. Atomic like `export`; retention is applied by the next
-   * run's scan. Never throws; false when it failed (counted).
+   * turn is left. Atomic like `export`; retention covers the files this
+   * process knows of (the next run's scan covers the rest). Never throws;
+   * false when it failed (counted).
    */
   writeSync(window: WindowProfile): boolean {
     try {
@@ -150,22 +166,28 @@ export class FileExporter implements ProfileExporter {
         files.push({ name: windowFileName(window.startUnixNs, window.profileId, 'otlp'), bytes: this.#encodeOtlpSync(window) });
       }
       for (const f of files) {
-        const tmp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
-        try {
-          writeFileSync(tmp, f.bytes, { mode: 0o600 });
-          renameSync(tmp, join(this.dir, f.name));
-        } catch (err) {
+        for (;;) {
+          const tmp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
           try {
-            unlinkSync(tmp);
-          } catch {
-            // nothing to clean up
+            writeFileSync(tmp, f.bytes, { mode: 0o600 });
+            renameSync(tmp, join(this.dir, f.name));
+            break;
+          } catch (err) {
+            try {
+              unlinkSync(tmp);
+            } catch {
+              // nothing to clean up
+            }
+            if (!isDiskFull(err) || !this.#freeOldestSync(window.profileId)) throw err;
           }
-          throw err;
         }
         this.#counters.filesWritten++;
         this.#counters.bytesWritten += f.bytes.byteLength;
+        this.#retention.remove(f.name);
+        this.#retention.add({ name: f.name, profileId: window.profileId, bytes: f.bytes.byteLength });
       }
       this.#counters.windowsWritten++;
+      this.#enforceRetentionSync();
       return true;
     } catch (err) {
       this.#counters.writeErrors++;
@@ -230,7 +252,7 @@ export class FileExporter implements ProfileExporter {
         const bytes = await this.#encodeOtlp(window);
         files.push({ name: windowFileName(window.startUnixNs, window.profileId, 'otlp' satisfies FileKind), bytes });
       }
-      for (const f of files) await this.#writeAtomic(f.name, f.bytes);
+      for (const f of files) await this.#writeMakingRoom(f.name, f.bytes, window.profileId);
       this.#counters.windowsWritten++;
       await this.#enforceRetention();
       return SUCCESS;
@@ -239,6 +261,61 @@ export class FileExporter implements ProfileExporter {
       this.#diagnostics.error(`export.${this.name}`, err);
       return failure(describe(err));
     }
+  }
+
+  /**
+   * Write one file; when the disk is full, delete the oldest unpinned window
+   * (never `profileId`'s own files) and try again, until it fits or nothing
+   * is left to delete.
+   */
+  async #writeMakingRoom(name: string, bytes: Uint8Array, profileId: string): Promise<void> {
+    for (;;) {
+      try {
+        await this.#writeAtomic(name, bytes);
+        return;
+      } catch (err) {
+        if (!isDiskFull(err) || !(await this.#freeOldest(profileId))) throw err;
+      }
+    }
+  }
+
+  /** Delete the files of the oldest unpinned window other than `keep`; false when there is none. */
+  async #freeOldest(keep: string): Promise<boolean> {
+    const victims = this.#retention.oldestUnpinned((id) => this.#pins.has(id), keep);
+    if (victims.length === 0) return false;
+    this.#warnDiskFull();
+    for (const f of victims) {
+      await unlink(join(this.dir, f.name)).catch(() => undefined);
+      this.#retention.remove(f.name);
+      this.#counters.filesDeleted++;
+      this.#counters.filesDeletedForSpace++;
+    }
+    return true;
+  }
+
+  #freeOldestSync(keep: string): boolean {
+    const victims = this.#retention.oldestUnpinned((id) => this.#pins.has(id), keep);
+    if (victims.length === 0) return false;
+    this.#warnDiskFull();
+    for (const f of victims) {
+      try {
+        unlinkSync(join(this.dir, f.name));
+      } catch {
+        // already gone
+      }
+      this.#retention.remove(f.name);
+      this.#counters.filesDeleted++;
+      this.#counters.filesDeletedForSpace++;
+    }
+    return true;
+  }
+
+  #warnDiskFull(): void {
+    this.#diagnostics.count(`export.${this.name}.disk_full`);
+    this.#diagnostics.warnOnce(
+      `export.${this.name}.disk_full`,
+      `spanfuse: the disk of ${this.dir} is full; deleting the oldest profile windows to keep the newest (further deletions are counted, not logged)`,
+    );
   }
 
   async #writeAtomic(name: string, bytes: Uint8Array): Promise<void> {
@@ -257,6 +334,19 @@ export class FileExporter implements ProfileExporter {
     this.#counters.bytesWritten += bytes.byteLength;
   }
 
+  /** Retention for the exit path (files this process indexed; the next run's scan covers the rest). */
+  #enforceRetentionSync(): void {
+    for (const f of this.#retention.plan((id) => this.#pins.has(id))) {
+      try {
+        unlinkSync(join(this.dir, f.name));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') continue;
+      }
+      this.#retention.remove(f.name);
+      this.#counters.filesDeleted++;
+    }
+  }
+
   async #enforceRetention(): Promise<void> {
     for (const f of this.#retention.plan((id) => this.#pins.has(id))) {
       try {
@@ -271,4 +361,9 @@ export class FileExporter implements ProfileExporter {
       this.#counters.filesDeleted++;
     }
   }
+}
+
+function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }

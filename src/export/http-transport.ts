@@ -72,6 +72,9 @@ export class HttpTransport implements Transport {
         done({ kind: 'failure', reason: err instanceof Error ? err.message : String(err) });
         return;
       }
+      // An export in flight must not keep a finished app alive: its socket is
+      // unref'd (shutdown holds the loop open for its own deadline instead).
+      req.on('socket', (socket) => socket.unref());
       const timer = setTimeout(() => {
         req.destroy(new Error(`timed out after ${timeoutMs} ms`));
       }, timeoutMs);

@@ -5,7 +5,7 @@ import type { AttributeValue } from '../core/window.js';
 import { encodeOtlpRequestAsync, spanfuseVersion } from '../profile/index.js';
 import { HttpTransport } from './http-transport.js';
 import type { LaneLimits } from './lane.js';
-import { readPartialSuccess, readStatusMessage } from './otlp-response.js';
+import { isExportProfilesResponse, readPartialSuccess, readStatusMessage } from './otlp-response.js';
 import { QueuedExporter } from './queued-exporter.js';
 import type { RetryPolicy } from './retrying-transport.js';
 import type { Transport } from './transport.js';
@@ -65,7 +65,19 @@ export function createOtlpHttpExporter(o: OtlpHttpExporterOptions): QueuedExport
           `spanfuse: exporter ${name}: server rejected ${partial.rejectedProfiles} profile(s): ${partial.errorMessage || '(no message)'}`,
         );
       }
-      if (result.kind === 'success') return SUCCESS;
+      if (result.kind === 'success') {
+        if (!isExportProfilesResponse(result.body)) {
+          // Counted as sent (the server said 2xx) but flagged: a proxy or a
+          // wrong path often answers 200 with a page of its own.
+          count('suspiciousResponses');
+          o.diagnostics.count(`export.${name}.suspicious_responses`);
+          o.diagnostics.warnOnce(
+            `export.${name}.suspicious`,
+            `spanfuse: exporter ${name}: HTTP ${result.status ?? 200} from ${o.url.href} but the body is not an ExportProfilesServiceResponse; is this an OTLP profiles endpoint? (counted in stats as suspiciousResponses)`,
+          );
+        }
+        return SUCCESS;
+      }
       const message = partial?.errorMessage || readStatusMessage(result.body);
       const reason = result.kind === 'retryable' ? `gave up after retries: ${result.reason}` : result.reason;
       return failure(message ? `${reason}: ${message}` : reason);

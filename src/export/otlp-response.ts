@@ -34,3 +34,24 @@ export function readStatusMessage(body: Uint8Array | undefined): string | undefi
   const text = Buffer.from(msg).toString('utf8');
   return /^[\x20-\x7e\s]*$/.test(text) ? text : undefined;
 }
+
+/**
+ * Whether a 2xx body can be an `ExportProfilesServiceResponse`: empty (all
+ * fields default), or only field 1 holding a well-formed partial_success.
+ * Anything else (an HTML page, JSON, a proxy's text) means the request most
+ * likely did not reach an OTLP profiles receiver.
+ */
+export function isExportProfilesResponse(body: Uint8Array | undefined): boolean {
+  if (body === undefined || body.length === 0) return true;
+  const top = readProtoFields(body);
+  if (top === undefined || top.length === 0) return false;
+  for (const f of top) {
+    if (f.field !== 1 || f.bytes === undefined) return false;
+    const inner = readProtoFields(f.bytes);
+    if (inner === undefined) return false;
+    for (const g of inner) {
+      if (!((g.field === 1 && g.varint !== undefined) || (g.field === 2 && g.bytes !== undefined))) return false;
+    }
+  }
+  return true;
+}

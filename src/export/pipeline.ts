@@ -45,10 +45,13 @@ export class ExportPipeline {
   readonly #diagnostics: Diagnostics;
   readonly #maxPending: number;
   readonly #pending: WindowProfile[] = [];
+  /** The window taken off `#pending` and being scrubbed now (exitSync must not lose it). */
+  #scrubbing: WindowProfile | undefined;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #perExporter = new Map<string, ExporterCounters>();
   #pump: Promise<void> | undefined;
   #closed = false;
+  #exitedSync = false;
   #shutdown: Promise<void> | undefined;
   #counters = { submitted: 0, droppedPending: 0, refusedAfterShutdown: 0, scrubFailures: 0 };
 
@@ -126,7 +129,18 @@ export class ExportPipeline {
   exitSync(last?: WindowProfile): void {
     try {
       this.#closed = true;
-      const windows = this.#pending.splice(0, this.#pending.length);
+      this.#exitedSync = true;
+      // What exporters accepted but have not written yet (encoding, queued) goes first.
+      for (const e of this.#exporters) {
+        try {
+          e.drainSync?.();
+        } catch (err) {
+          this.#diagnostics.error(`export.${e.name}`, err);
+        }
+      }
+      const windows = this.#scrubbing === undefined ? [] : [this.#scrubbing];
+      this.#scrubbing = undefined;
+      windows.push(...this.#pending.splice(0, this.#pending.length));
       if (last !== undefined) windows.push(last);
       for (const w of windows) {
         let out: WindowProfile;
@@ -222,6 +236,7 @@ export class ExportPipeline {
 
   async #processOne(window: WindowProfile): Promise<void> {
     let out: WindowProfile;
+    this.#scrubbing = window;
     try {
       const s = this.#scrubber;
       out = s === undefined ? window : s.scrubAsync !== undefined ? await s.scrubAsync(window) : s.scrub(window);
@@ -230,7 +245,12 @@ export class ExportPipeline {
       this.#counters.scrubFailures++;
       this.#diagnostics.error('export.scrub', err);
       return;
+    } finally {
+      if (this.#scrubbing === window) this.#scrubbing = undefined;
     }
+    // exitSync ran meanwhile (a synchronous exit inside an await cannot, but a
+    // shutdown path may): it already wrote this window.
+    if (this.#closed && this.#exitedSync) return;
     for (const e of this.#exporters) this.#track(e, out);
   }
 

@@ -40,20 +40,39 @@ export class RetentionIndex {
     if (f) this.#bytes -= f.bytes;
   }
 
-  /** Files to delete, oldest first; the caller removes each once deleted. */
+  /**
+   * Files to delete, oldest first, whole windows at a time (a window's wall,
+   * off-CPU, heap and OTLP files go together); the caller removes each once
+   * deleted. Never a pinned window, never the newest window.
+   */
   plan(isPinned: (profileId: string) => boolean): RetainedFile[] {
     const newest = this.#files[this.#files.length - 1]?.profileId;
     let count = this.#files.length;
     let bytes = this.#bytes;
     const out: RetainedFile[] = [];
+    const done = new Set<string>();
     for (const f of this.#files) {
       if (count <= this.#limits.maxFiles && bytes <= this.#limits.maxBytes) break;
-      if (f.profileId === newest || isPinned(f.profileId)) continue;
-      out.push(f);
-      count--;
-      bytes -= f.bytes;
+      if (done.has(f.profileId) || f.profileId === newest || isPinned(f.profileId)) continue;
+      done.add(f.profileId);
+      for (const g of this.#files) {
+        if (g.profileId !== f.profileId) continue;
+        out.push(g);
+        count--;
+        bytes -= g.bytes;
+      }
     }
     return out;
+  }
+
+  /**
+   * The files of the oldest window that is neither pinned nor `exclude` (the
+   * window being written): what to delete when the disk is full. Empty when
+   * there is none.
+   */
+  oldestUnpinned(isPinned: (profileId: string) => boolean, exclude: string): RetainedFile[] {
+    const victim = this.#files.find((f) => f.profileId !== exclude && !isPinned(f.profileId))?.profileId;
+    return victim === undefined ? [] : this.#files.filter((f) => f.profileId === victim);
   }
 
   get count(): number {

@@ -24,6 +24,12 @@ export interface ProfileExporter {
    * (files) implement it. Never throws; false when it failed.
    */
   writeSync?(window: WindowProfile): boolean;
+  /**
+   * Deliver synchronously what `export()` accepted but has not delivered yet
+   * (queued, being encoded), for process exit; only exporters that can
+   * (files) implement it. Never throws.
+   */
+  drainSync?(): void;
   /** Keep a window's stored data until `unpin` (files: out of retention). */
   pin?(profileId: string): void;
   unpin?(profileId: string): void;

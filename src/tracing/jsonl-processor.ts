@@ -1,10 +1,12 @@
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
-import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
+import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Diagnostics } from '../core/diagnostics.js';
 import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
+import { appendWholeLines, appendWholeLinesSync } from './whole-lines.js';
+import type { LinesWritten } from './whole-lines.js';
 
 export interface JsonlSpanProcessorOptions {
   readonly dir: string;
@@ -140,8 +142,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
     try {
       mkdirSync(this.#opts.dir, { recursive: true });
       this.#rotateSync(lines.length);
-      appendFileSync(this.path, lines);
-      this.#written += countLines(lines);
+      this.#account(appendWholeLinesSync(this.path, lines));
     } catch (err) {
       this.#diag.error('spans.write', err);
     }
@@ -178,10 +179,19 @@ export class JsonlSpanProcessor implements SpanProcessor {
       if (size > 0 && size + lines.length > this.#opts.maxFileBytes) {
         await rename(this.path, join(this.#opts.dir, 'spans.1.jsonl'));
       }
-      await appendFile(this.path, lines);
-      this.#written += countLines(lines);
+      this.#account(await appendWholeLines(this.path, lines));
     } catch (err) {
       this.#diag.error('spans.write', err);
+    }
+  }
+
+  /** Count what one append wrote; lines that did not fit (full disk) are dropped, never half-written. */
+  #account(r: LinesWritten): void {
+    this.#written += r.lines;
+    if (r.dropped > 0) {
+      this.#dropped += r.dropped;
+      this.#diag.count('spans.dropped', r.dropped);
+      this.#diag.error('spans.write', r.error);
     }
   }
 
@@ -198,11 +208,6 @@ export class JsonlSpanProcessor implements SpanProcessor {
   }
 }
 
-function countLines(s: string): number {
-  let n = 0;
-  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
-  return n;
-}
 
 /**
  * One line of `spans.jsonl`: the same text as `JSON.stringify(toJson(span))`

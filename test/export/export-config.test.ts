@@ -82,7 +82,7 @@ void test('Pyroscope from env: URL, app name, tags, bearer or basic auth, tenant
 void test('bad input gives one clear problem per field, naming the fix, and never throws', () => {
   const { problems } = resolve(
     {
-      exporters: ['file', 'jaeger' as 'file'],
+      exporters: ['file', 'otlp', 'pyroscope', 'jaeger' as 'file'],
       otlp: { url: 'localhost:4318', headers: { 'bad header': 'x', ok: 'line\nbreak' }, timeoutMs: -1, compression: 'zstd' as 'gzip' },
       pyroscope: { url: 'ftp://p', authToken: 't', basicAuthUser: 'u' },
       scrub: { rules: ['(unclosed'] },
@@ -101,7 +101,6 @@ void test('bad input gives one clear problem per field, naming the fix, and neve
     'export.pyroscope.authToken',
     'export.scrub.rules[0]',
     'export.queue.maxBytes',
-    'OTEL_EXPORTER_OTLP_HEADERS',
     'OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL',
   ]) {
     assert.ok(fields.includes(f), `problem for ${f}: ${JSON.stringify(problems)}`);
@@ -111,7 +110,7 @@ void test('bad input gives one clear problem per field, naming the fix, and neve
   assert.match(byField['export.otlp.url'] ?? '', /expected an http\(s\) URL such as http:\/\/localhost:4318/);
   assert.ok(!fields.includes('SPANFUSE_EXPORTERS'), 'code wins over env, env not validated twice');
   assert.match(resolve(undefined, { SPANFUSE_EXPORTERS: 'file,otel' }).problems[0]?.message ?? '', /unknown name "otel"/);
-  assert.match(resolve(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }).problems[0]?.field ?? '', /OTEL_EXPORTER_OTLP_ENDPOINT/);
+  assert.match(resolve({ exporters: ['otlp'] }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }).problems[0]?.field ?? '', /OTEL_EXPORTER_OTLP_ENDPOINT/);
   assert.doesNotThrow(() => resolveExportConfig({ file: 7, otlp: null } as unknown as ExportOptions, {}, new Problems()));
 });
 
