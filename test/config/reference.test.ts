@@ -84,6 +84,8 @@ const RESOLVED: Record<string, (c: ResolvedConfig) => unknown> = {
 const IN_WORDS: Record<string, () => unknown> = {
   'export.otlp.url': () => 'http://localhost:4318/v1development/profiles',
   'export.scrub.appRoot': () => process.cwd(),
+  // No endpoint: the resolved config carries port 0 with enabled=false.
+  'debug.port': () => 0,
 };
 
 function resolvedValue(c: ResolvedConfig, option: string): unknown {
