@@ -5,7 +5,7 @@ import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Diagnostics } from '../core/diagnostics.js';
 import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
-import { appendWholeLines, appendWholeLinesSync } from './whole-lines.js';
+import { appendWholeLines, appendWholeLinesSync, roomFor, roomForSync } from './whole-lines.js';
 import type { LinesWritten } from './whole-lines.js';
 
 export interface JsonlSpanProcessorOptions {
@@ -142,6 +142,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
     try {
       mkdirSync(this.#opts.dir, { recursive: true });
       this.#rotateSync(lines.length);
+      if (!roomForSync(this.#opts.dir, lines.length)) return this.#giveWay(lines);
       this.#account(appendWholeLinesSync(this.path, lines));
     } catch (err) {
       this.#diag.error('spans.write', err);
@@ -179,10 +180,23 @@ export class JsonlSpanProcessor implements SpanProcessor {
       if (size > 0 && size + lines.length > this.#opts.maxFileBytes) {
         await rename(this.path, join(this.#opts.dir, 'spans.1.jsonl'));
       }
+      if (!(await roomFor(this.#opts.dir, lines.length))) return this.#giveWay(lines);
       this.#account(await appendWholeLines(this.path, lines));
     } catch (err) {
       this.#diag.error('spans.write', err);
     }
+  }
+
+  /** The disk is nearly full: these lines are dropped (counted) so profile windows keep room. */
+  #giveWay(lines: string): void {
+    let n = 0;
+    for (let i = lines.indexOf('\n'); i !== -1; i = lines.indexOf('\n', i + 1)) n++;
+    this.#dropped += n;
+    this.#diag.count('spans.dropped', n);
+    this.#diag.warnOnce(
+      'spans.disk',
+      `spanfuse: the disk of ${this.#opts.dir} is nearly full; span lines are dropped (stats().spans.dropped) to keep room for profile windows`,
+    );
   }
 
   /** Count what one append wrote; lines that did not fit (full disk) are dropped, never half-written. */

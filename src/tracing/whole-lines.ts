@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, fstatSync, ftruncateSync, openSync, statfsSync, writeSync } from 'node:fs';
+import type { StatsFs } from 'node:fs';
+import { open, statfs } from 'node:fs/promises';
 
 /** What an append of whole lines achieved. */
 export interface LinesWritten {
@@ -85,4 +86,35 @@ function countLines(buf: Buffer, n: number): number {
   let c = 0;
   for (let i = buf.indexOf(0x0a); i !== -1 && i < n; i = buf.indexOf(0x0a, i + 1)) c++;
   return c;
+}
+
+/**
+ * Space `spans.jsonl` leaves free on its filesystem for profile windows: a
+ * quarter of the filesystem, at most 8 MiB. Profiles are spanfuse's main
+ * output; on a small disk that fills up, span lines give way first.
+ */
+function reserveBytes(fs: StatsFs): number {
+  return Math.min(8 * 1024 * 1024, Math.floor((fs.blocks * fs.bsize) / 4));
+}
+
+function leavesReserve(fs: StatsFs, bytes: number): boolean {
+  return fs.bavail * fs.bsize - bytes >= reserveBytes(fs);
+}
+
+/** True when appending `bytes` in `dir` leaves the reserve free (or the filesystem cannot say). */
+export function roomForSync(dir: string, bytes: number): boolean {
+  try {
+    return leavesReserve(statfsSync(dir), bytes);
+  } catch {
+    return true;
+  }
+}
+
+/** {@link roomForSync} without blocking the event loop. */
+export async function roomFor(dir: string, bytes: number): Promise<boolean> {
+  try {
+    return leavesReserve(await statfs(dir), bytes);
+  } catch {
+    return true;
+  }
 }

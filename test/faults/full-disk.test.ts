@@ -1,4 +1,4 @@
-// A small filesystem that fills up (tmpfs of 2 MB): spans.jsonl only ever
+// A small filesystem that fills up (tmpfs of 1 MB): spans.jsonl only ever
 // holds whole lines, retention deletes the oldest windows to make room for
 // new ones (one warning), and the newest windows are on disk at the end.
 import assert from 'node:assert/strict';
@@ -9,11 +9,11 @@ import { checkWindows, faultFixture, spanLines, startNode, tmp } from './helpers
 
 function mountTmpfs(dir: string): string | undefined {
   if (process.platform !== 'linux') return 'tmpfs needs Linux';
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { encoding: 'utf8' });
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { encoding: 'utf8' });
   return r.status === 0 ? undefined : `cannot mount a tmpfs here (${(r.stderr || r.error?.message || '').trim()})`;
 }
 
-void test('a full 2 MB disk leaves whole span lines and the newest windows', async (t) => {
+void test('a full 1 MB disk leaves whole span lines (which give way first) and the newest windows', async (t) => {
   const dir = tmp('spanfuse-fulldisk-');
   const skip = mountTmpfs(dir);
   if (skip !== undefined) {
@@ -24,7 +24,7 @@ void test('a full 2 MB disk leaves whole span lines and the newest windows', asy
   try {
     const r = await startNode(['--import', 'spanfuse/register', faultFixture('disk-app')], {
       SPANFUSE_OUTPUT_DIR: dir,
-      SPANFUSE_WINDOW_MS: '200',
+      SPANFUSE_WINDOW_MS: '100',
       SPANFUSE_SAMPLING_INTERVAL_US: '1000',
       FAULT_WORK_MS: '5000',
     }).done;
