@@ -12,6 +12,9 @@ export type { SpanfuseOptions, ResolvedConfig } from './config/index.js';
 export { SpanfuseError, ConfigError } from './core/errors.js';
 export type { SpanfuseErrorCode, ConfigProblem } from './core/errors.js';
 export type { WindowProfile, TailSpanRef, ContextMode } from './core/window.js';
+export { carryContext, injectTraceContext, runInCarriedContext, tracedTask, bindToContext, captureContext } from './workers/index.js';
+export type { CarriedTask, RunCarriedOptions, TraceCarrier, FlushStats } from './workers/index.js';
+export type { ContextLossStats, ContextLoss, LostFunction, LostStack } from './context-loss/index.js';
 import { spanfuseVersion } from './core/version.js';
 
 /** spanfuse's version (from its package.json). */

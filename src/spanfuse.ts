@@ -28,6 +28,10 @@ import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
+import { startWorkerSupport } from './workers/index.js';
+import { ContextLossStage } from './context-loss/index.js';
+import type { ContextLossStats } from './context-loss/index.js';
+import type { FlushStats, WorkerSupport } from './workers/index.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
@@ -48,6 +52,10 @@ export interface SpanfuseStats {
   readonly heap: { readonly kind: string; readonly backend: string; readonly intervalBytes: number } | undefined;
   readonly runtime: RuntimeStats | undefined;
   readonly counters: Readonly<Record<string, number>>;
+  /** Main thread: windows workers wrote when asked before terminate(). */
+  readonly workerFlush: FlushStats | undefined;
+  /** CPU samples of this thread with no span while spans were in flight. */
+  readonly contextLoss: ContextLossStats;
 }
 
 /** The running profiler: returned by `start()`. */
@@ -83,6 +91,10 @@ export class Spanfuse {
   #windows = 0;
   #samples = 0;
   #labelled = 0;
+  #workers: WorkerSupport | undefined;
+  /** A window is being collected: a worker flush request must not re-enter. */
+  #collecting = false;
+  readonly #contextLoss = new ContextLossStage();
   readonly #onBeforeExit = (): void => {
     void this.shutdown();
   };
@@ -122,7 +134,7 @@ export class Spanfuse {
     this.#spansFile = config.spansFile
       ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
       : undefined;
-    const ownProcessors: SpanProcessor[] = [this.#localRoot()];
+    const ownProcessors: SpanProcessor[] = [this.#localRoot(), this.#contextLoss.spans];
     const sink = this.#spansFile ?? new NoopSpanProcessor();
     this.#ownTail = this.#newTail(sink);
     ownProcessors.push(this.#ownTail ?? sink);
@@ -174,6 +186,11 @@ export class Spanfuse {
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
     process.prependOnceListener('exit', this.#onExit);
+    this.#workers = startWorkerSupport(() => {
+      if (this.#collecting || this.#shutdown !== undefined) return false;
+      this.#exitSync();
+      return true;
+    });
   }
 
   /**
@@ -188,8 +205,9 @@ export class Spanfuse {
    */
   spanProcessor(downstream?: SpanProcessor): SpanProcessor {
     const local = this.#localRoot();
+    const inFlight = this.#contextLoss.spans;
     const tail = this.#newTail(downstream ?? new NoopSpanProcessor());
-    return tail === undefined ? composite([local, ...(downstream ? [downstream] : [])]) : composite([local, tail]);
+    return tail === undefined ? composite([local, inFlight, ...(downstream ? [downstream] : [])]) : composite([local, inFlight, tail]);
   }
 
   #localRoot(): LocalRootProcessor {
@@ -264,6 +282,8 @@ export class Spanfuse {
           : { kind: this.#heap.sampler.kind, backend: this.#heap.sampler.backend, intervalBytes: this.#heap.sampler.intervalBytes },
       runtime: this.#runtime?.stats(),
       counters: this.#diag.counters(),
+      workerFlush: this.#workers?.stats(),
+      contextLoss: this.#contextLoss.stats(),
     };
   }
 
@@ -289,6 +309,7 @@ export class Spanfuse {
     this.#contextManager.setBinder(undefined);
     this.#contextManager.setThreadContext(undefined);
     this.#binder.disable();
+    this.#workers?.stop();
   }
 
   #closeWindow(restart: boolean): void {
@@ -297,6 +318,8 @@ export class Spanfuse {
   }
 
   #collect(restart: boolean): WindowProfile | undefined {
+    if (this.#collecting) return undefined;
+    this.#collecting = true;
     try {
       const w = this.#sampler.rotate(restart);
       if (w === undefined) return undefined;
@@ -307,6 +330,8 @@ export class Spanfuse {
     } catch (err) {
       this.#diag.error('sampler.collect', err);
       return undefined;
+    } finally {
+      this.#collecting = false;
     }
   }
 
@@ -323,6 +348,11 @@ export class Spanfuse {
     }
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);
+    try {
+      this.#contextLoss.fill(w);
+    } catch (err) {
+      this.#diag.error('context_loss.window', err);
+    }
     for (const t of this.#tails) {
       try {
         t.onWindowClosed(w);
