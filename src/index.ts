@@ -5,6 +5,7 @@
 import { resolveConfig } from './config/index.js';
 import type { SpanfuseOptions } from './config/index.js';
 import { Spanfuse } from './spanfuse.js';
+import { warnIfLateStart } from './startup/index.js';
 
 export { Spanfuse } from './spanfuse.js';
 export type { SpanfuseStats } from './spanfuse.js';
@@ -40,6 +41,7 @@ export function start(options: SpanfuseOptions = {}): Spanfuse | undefined {
     return running;
   }
   if (!config.enabled) return undefined;
+  warnIfLateStart();
   const instance = new Spanfuse(config);
   instance.begin();
   holder[ACTIVE] = instance;

@@ -159,15 +159,13 @@ export class Spanfuse {
     } else {
       // start() publishes the contexts synchronously, then starts its threads.
       const runtime = this.#runtime;
-      runtime
-        .start({ resource: resourceAttributes })
-        .then(() => {
-          this.#spanCounters = runtime.spanCounters();
-          // Workers started from now on find the thread-state table here.
-          const shared = runtime.sharedState();
-          if (shared !== undefined) workerThreads.setEnvironmentData(SHARED_STATE_KEY, shared);
-        })
-        .catch((err: unknown) => this.#diag.error('runtime.start', err));
+      runtime.start({ resource: resourceAttributes }).catch((err: unknown) => this.#diag.error('runtime.start', err));
+      // start() set up everything span counters read before its first await:
+      // the first spans get them too.
+      this.#spanCounters = runtime.spanCounters();
+      // Workers started from now on find the thread-state table here.
+      const shared = runtime.sharedState();
+      if (shared !== undefined) workerThreads.setEnvironmentData(SHARED_STATE_KEY, shared);
       const tc = this.#runtime.threadContext();
       if (tc?.supported === true && this.mode === 'async-context-frame') {
         this.#threadContext = tc;
