@@ -321,6 +321,7 @@ export class Spanfuse {
     try {
       const w = this.#sampler.rotate(restart);
       if (w === undefined) return undefined;
+      this.#workerWindow(w, restart);
       this.#windows++;
       this.#count(w);
       this.#fill(w);
@@ -330,6 +331,15 @@ export class Spanfuse {
       return undefined;
     } finally {
       this.#collecting = false;
+    }
+  }
+
+  #workerWindow(w: WindowProfile, restart: boolean): void {
+    try {
+      this.#workers?.windowClosed(w);
+      if (restart) this.#workers?.windowOpened();
+    } catch (err) {
+      this.#diag.error('workers.window', err);
     }
   }
 

@@ -1,5 +1,8 @@
 import { isMainThread } from 'node:worker_threads';
+import type { WindowProfile } from '../core/window.js';
 import { installFlushTarget } from './flush-target.js';
+import { addFlushSample, captureFlushMoment, threadCpuNs } from './flush-tail.js';
+import type { FlushMoment } from './flush-tail.js';
 import { WorkerFlusher } from './flusher.js';
 import type { FlushStats } from './flusher.js';
 import { ensureRegistry } from './registry.js';
@@ -11,6 +14,10 @@ export const FLUSH_TIMEOUT_MS = 1000;
 export interface WorkerSupport {
   /** Main thread: flush-before-terminate figures; undefined in workers. */
   stats(): FlushStats | undefined;
+  /** A window opened (worker: remember the thread's CPU time). */
+  windowOpened(): void;
+  /** A window closed; in a worker answering a flush, add the flush sample to it. */
+  windowClosed(w: WindowProfile): void;
   /** Idempotent. */
   stop(): void;
 }
@@ -30,16 +37,33 @@ export function startWorkerSupport(flushSync: () => boolean): WorkerSupport {
     const unhook = hookTerminate({ ...(flusher ? { flusher } : {}), flushTimeoutMs: FLUSH_TIMEOUT_MS });
     return {
       stats: () => flusher?.stats(),
+      windowOpened: () => undefined,
+      windowClosed: () => undefined,
       stop: () => {
         unhook();
         flusher?.close();
       },
     };
   }
-  const uninstall = installFlushTarget(flushSync);
+  let cpuAtOpen = threadCpuNs();
+  let moment: FlushMoment | undefined;
+  const uninstall = installFlushTarget(() => {
+    moment = captureFlushMoment();
+    try {
+      return flushSync();
+    } finally {
+      moment = undefined;
+    }
+  });
   const unhook = hookTerminate({ flushTimeoutMs: 0 });
   return {
     stats: () => undefined,
+    windowOpened: () => {
+      cpuAtOpen = threadCpuNs();
+    },
+    windowClosed: (w) => {
+      if (moment !== undefined) addFlushSample(w, moment, cpuAtOpen);
+    },
     stop: () => {
       uninstall();
       unhook();
