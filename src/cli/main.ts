@@ -2,7 +2,7 @@
 /**
  * The `spanfuse` command.
  *   spanfuse demo [--duration S] [--concurrency N] [--out DIR]
- *   spanfuse summary [DIR]
+ *   spanfuse summary [DIR] [--json]
  */
 import { existsSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +19,7 @@ usage:
   spanfuse demo [--duration SECONDS] [--concurrency N] [--out DIR]
       start the profiler, an example HTTP service and a bounded load for
       SECONDS (default 10), then print what was collected
-  spanfuse summary [DIR]
+  spanfuse summary [DIR] [--json]
       summarize an output folder (default ./spanfuse-out)
   spanfuse help | version
 
@@ -61,9 +61,11 @@ async function demo(args: string[]): Promise<void> {
 }
 
 function summary(args: string[]): void {
-  const dir = resolve(args[0] ?? './spanfuse-out');
+  const json = args.includes('--json');
+  const dir = resolve(args.find((a) => a !== '--json') ?? './spanfuse-out');
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`summary: ${dir} is not a folder; give the output folder (SPANFUSE_OUTPUT_DIR)`);
-  console.log(formatSummary(summarize(dir), dir));
+  const s = summarize(dir);
+  console.log(json ? JSON.stringify(s, null, 2) : formatSummary(s, dir));
 }
 
 async function main(argv: string[]): Promise<void> {

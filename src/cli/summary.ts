@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../core/pprof.js';
 import { parseWindowFileName } from '../export/index.js';
+import { formatUnattributed, UnattributedReader } from './summary-unattributed.js';
+import type { UnattributedSummary } from './summary-unattributed.js';
 
 export interface SpanCpu {
   readonly spanId: string;
@@ -20,6 +22,8 @@ export interface OutputSummary {
   readonly topOperations: Array<{ readonly name: string; readonly cpuNs: number; readonly samples: number; readonly spans: number }>;
   readonly topSpans: SpanCpu[];
   readonly files: string[];
+  /** CPU samples with no span while spans were in flight (context loss). */
+  readonly unattributed: UnattributedSummary;
 }
 
 
@@ -34,8 +38,10 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
   let withSpan = 0;
   let cpuTotal = 0;
   const bySpan = new Map<string, { name: string; cpuNs: number; samples: number }>();
+  const unattributed = new UnattributedReader();
   for (const f of files) {
     const p = Profile.decode(gunzipSync(readFileSync(join(dir, f))));
+    unattributed.add(p);
     const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
     const types = p.sampleType.map((t) => str(t.type));
     const iCount = types.indexOf('sample');
@@ -91,6 +97,7 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
       .sort((a, b) => b.cpuNs - a.cpuNs)
       .slice(0, top),
     files,
+    unattributed: unattributed.summary(top),
   };
 }
 
@@ -108,6 +115,7 @@ export function formatSummary(s: OutputSummary, dir: string): string {
     '',
     'top spans by CPU:',
     ...s.topSpans.map((t) => `  ${t.spanId}  ${t.name.padEnd(18)} ${ms(t.cpuNs).padStart(10)}  ${t.samples} samples`),
+    ...formatUnattributed(s.unattributed),
   ];
   return lines.join('\n');
 }
