@@ -28,7 +28,7 @@ import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import { installTracing, JsonlSpanProcessor, LocalRootProcessor } from './tracing/index.js';
 import type { TracingInstallation, TracerProviderState, ContextManagerState } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
-import { startWorkerSupport } from './workers/index.js';
+import { startWorkerSupport, workerSafeExporter, WorkerJsonlSpanProcessor } from './workers/index.js';
 import { ContextLossStage } from './context-loss/index.js';
 import type { ContextLossStats } from './context-loss/index.js';
 import type { FlushStats, WorkerSupport } from './workers/index.js';
@@ -129,10 +129,14 @@ export class Spanfuse {
       diagnostics: this.#diag,
     });
     this.#scrubber = createScrubber(config.export);
-    this.#pipeline = new ExportPipeline({ exporters, scrubber: this.#scrubber, diagnostics: this.#diag });
+    this.#pipeline = new ExportPipeline({
+      exporters: workerThreads.isMainThread ? exporters : exporters.map(workerSafeExporter),
+      scrubber: this.#scrubber,
+      diagnostics: this.#diag,
+    });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
-      ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
+      ? new (workerThreads.isMainThread ? JsonlSpanProcessor : WorkerJsonlSpanProcessor)({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
       : undefined;
     const ownProcessors: SpanProcessor[] = [this.#localRoot(), this.#contextLoss.spans];
     const sink = this.#spansFile ?? new NoopSpanProcessor();

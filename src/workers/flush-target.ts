@@ -1,12 +1,13 @@
 import { threadId } from 'node:worker_threads';
-import { markProfiled } from './registry.js';
+import { markFlushed, markProfiled } from './registry.js';
 
 /**
  * Worker side of flush-before-terminate. The main thread cannot collect a
  * worker's profile (the sampler lives in the worker's isolate), so it asks the
  * worker to run this function through the inspector (see flusher.ts), which
  * V8 delivers as an interrupt: it runs even while the worker is busy in a
- * synchronous loop. The function writes the open window synchronously.
+ * synchronous loop. The function writes the open window synchronously and
+ * answers through the shared registry.
  */
 export const FLUSH_SYMBOL = Symbol.for('spanfuse.worker.flush');
 /** What the main thread evaluates in worker `id`; true when a window was written. */
@@ -22,11 +23,14 @@ export function installFlushTarget(flush: () => boolean): () => void {
   const guarded = (id: number): boolean => {
     // A request meant for another worker (a session mix-up) writes nothing.
     if (id !== threadId) return false;
+    let wrote = false;
     try {
-      return flush();
+      wrote = flush();
     } catch {
-      return false;
+      wrote = false;
     }
+    markFlushed(wrote);
+    return wrote;
   };
   holder[FLUSH_SYMBOL] = guarded;
   markProfiled();

@@ -1,5 +1,6 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
+import { whenFlushed } from './registry.js';
 
 export interface FlushStats {
   /** Flush requests answered with a written window. */
@@ -12,11 +13,6 @@ export interface FlushStats {
   readonly unreachable: number;
 }
 
-interface Pending {
-  readonly sessionId: string;
-  readonly resolve: (ok: boolean | undefined) => void;
-}
-
 /**
  * Main-thread side of flush-before-terminate: one inspector session with the
  * NodeWorker domain on, which attaches a child session to every worker as it
@@ -27,7 +23,6 @@ export class WorkerFlusher {
   readonly #session: Session;
   /** worker threadId -> inspector session id */
   readonly #sessions = new Map<number, string>();
-  readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
   #flushed = 0;
@@ -65,48 +60,38 @@ export class WorkerFlusher {
     s.on('NodeWorker.detachedFromWorker', (m: { params?: { sessionId?: string } }) => {
       const sid = m.params?.sessionId;
       for (const [id, v] of this.#sessions) if (v === sid) this.#sessions.delete(id);
-      for (const p of this.#pending.values()) if (p.sessionId === sid) p.resolve(undefined);
-    });
-    s.on('NodeWorker.receivedMessageFromWorker', (m: { params?: { message?: string } }) => {
-      try {
-        const msg = JSON.parse(m.params?.message ?? '{}') as { id?: number; result?: { result?: { value?: unknown } } };
-        if (typeof msg.id !== 'number') return;
-        this.#pending.get(msg.id)?.resolve(msg.result?.result?.value === true);
-      } catch {
-        // not ours
-      }
     });
   }
 
-  /** Ask worker `threadId` to write its open window; bounded, never rejects. */
-  flush(threadId: number, timeoutMs: number): Promise<boolean> {
+  /**
+   * Ask worker `threadId` to write its open window; resolves once it
+   * answered (true when it wrote a window) or after `timeoutMs`. Never rejects.
+   */
+  async flush(threadId: number, timeoutMs: number): Promise<boolean> {
     const sessionId = this.#sessions.get(threadId);
     if (this.#closed || sessionId === undefined) {
       this.#unreachable++;
-      return Promise.resolve(false);
+      return false;
     }
     const id = this.#nextId++;
-    return new Promise<boolean>((resolve) => {
-      const done = (ok: boolean | undefined): void => {
-        if (!this.#pending.delete(id)) return;
-        clearTimeout(timer);
-        if (ok === true) this.#flushed++;
-        else if (ok === false) this.#empty++;
-        else this.#timedOut++;
-        resolve(ok === true);
-      };
-      const timer = setTimeout(() => done(undefined), timeoutMs);
-      timer.unref();
-      this.#pending.set(id, { sessionId, resolve: done });
-      try {
-        const message = JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: flushExpression(threadId), returnByValue: true } });
-        this.#session.post('NodeWorker.sendMessageToWorker', { sessionId, message }, (err) => {
-          if (err) done(undefined);
-        });
-      } catch {
-        done(undefined);
-      }
-    });
+    try {
+      // The answer comes through the shared registry (no reply parsing).
+      const message = JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: flushExpression(threadId), returnByValue: true } });
+      this.#session.post('NodeWorker.sendMessageToWorker', { sessionId, message }, () => undefined);
+    } catch {
+      this.#unreachable++;
+      return false;
+    }
+    let answered: boolean | undefined;
+    try {
+      answered = await whenFlushed(threadId, timeoutMs);
+    } catch {
+      answered = undefined;
+    }
+    if (answered === true) this.#flushed++;
+    else if (answered === false) this.#empty++;
+    else this.#timedOut++;
+    return answered === true;
   }
 
   stats(): FlushStats {
@@ -117,7 +102,6 @@ export class WorkerFlusher {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const p of [...this.#pending.values()]) p.resolve(undefined);
     try {
       this.#session.disconnect();
     } catch {

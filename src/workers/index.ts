@@ -7,6 +7,7 @@ export type { WorkerSupport } from './support.js';
 export type { FlushStats } from './flusher.js';
 export { injectPreloadIntoWorkers } from './inject.js';
 export { selfTerminating } from './registry.js';
+export { workerSafeExporter, WorkerJsonlSpanProcessor } from './sync-output.js';
 export { carryContext, injectTraceContext, runInCarriedContext, tracedTask } from './carry.js';
 export type { CarriedTask, RunCarriedOptions, TraceCarrier } from './carry.js';
 export { bindToContext, captureContext } from './bind.js';

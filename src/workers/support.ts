@@ -9,7 +9,7 @@ import { ensureRegistry } from './registry.js';
 import { hookTerminate } from './terminate-hook.js';
 
 /** Longest wait, per terminate(), for a worker to write its open window. */
-export const FLUSH_TIMEOUT_MS = 1000;
+export const FLUSH_TIMEOUT_MS = 2000;
 
 export interface WorkerSupport {
   /** Main thread: flush-before-terminate figures; undefined in workers. */
