@@ -51,6 +51,8 @@ export function threadCpuNs(): number | undefined {
  */
 export function captureFlushMoment(): FlushMoment {
   const frames: Frame[] = [];
+  // Saved to be put back as it was (a property, not called here).
+  // eslint-disable-next-line @typescript-eslint/unbound-method
   const prepare = Error.prepareStackTrace;
   const limit = Error.stackTraceLimit;
   try {

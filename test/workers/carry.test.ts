@@ -11,7 +11,7 @@ const tracer = provider.getTracer('carry-test');
 const manager = new AsyncLocalStorageContextManager().enable();
 context.setGlobalContextManager(manager);
 
-test('carryContext + tracedTask: the task runs in a child span of the submitting span, across a structured clone', async () => {
+test('carryContext + tracedTask: the task runs in a child span of the submitting span, across a structured clone', () => {
   exporter.reset();
   const parent = tracer.startSpan('submit');
   const task = context.with(trace.setSpan(context.active(), parent), () => carryContext({ n: 2 }));

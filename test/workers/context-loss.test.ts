@@ -44,7 +44,8 @@ test('a custom queue that drops context shows in the context-loss figure with it
   assert.equal(summary.code, 0, summary.stderr);
   const parsed = JSON.parse(summary.stdout) as { unattributed: { share: number; topFunctions: Array<{ name: string; samples: number; share: number }> } };
   assert.equal(parsed.unattributed.topFunctions[0]?.name, 'detached_queue_work');
-  assert.ok(parsed.unattributed.topFunctions[0]!.samples > 0 && parsed.unattributed.topFunctions[0]!.share >= 0.5);
+  const topFn = parsed.unattributed.topFunctions[0];
+  assert.ok(topFn !== undefined && topFn.samples > 0 && topFn.share >= 0.5);
   assert.ok(Math.abs(parsed.unattributed.share - s.share) < 0.01, `${parsed.unattributed.share} vs ${s.share}`);
   const text = await runNode([CLI, 'summary', detached.dir]);
   assert.match(text.stdout, /context lost[^\n]*\n[^\n]*detached_queue_work/);
