@@ -5,8 +5,9 @@ import { SYS } from './syscalls.js';
 
 /**
  * The few libc entry points spanfuse calls through koffi (an optional
- * dependency). Loaded on first use, once per thread; when koffi or libc is
- * missing every caller falls back to pure /proc and reports why.
+ * dependency). Loaded on first use, on the main thread only (never in a
+ * worker, see load()); when koffi or libc is missing every caller falls
+ * back to pure /proc and reports why.
  */
 export interface Libc {
   gettid(): number;
