@@ -5,6 +5,7 @@
 import { resolveConfig } from './config/index.js';
 import type { SpanfuseOptions } from './config/index.js';
 import { Spanfuse } from './spanfuse.js';
+import { warnIfLateStart } from './startup/index.js';
 
 export { Spanfuse } from './spanfuse.js';
 export type { SpanfuseStats } from './spanfuse.js';
@@ -12,6 +13,9 @@ export type { SpanfuseOptions, ResolvedConfig } from './config/index.js';
 export { SpanfuseError, ConfigError } from './core/errors.js';
 export type { SpanfuseErrorCode, ConfigProblem } from './core/errors.js';
 export type { WindowProfile, TailSpanRef, ContextMode } from './core/window.js';
+export { carryContext, injectTraceContext, runInCarriedContext, tracedTask, bindToContext, captureContext } from './workers/index.js';
+export type { CarriedTask, RunCarriedOptions, TraceCarrier, FlushStats } from './workers/index.js';
+export type { ContextLossStats, ContextLoss, LostFunction, LostStack } from './context-loss/index.js';
 import { spanfuseVersion } from './core/version.js';
 
 /** spanfuse's version (from its package.json). */
@@ -37,6 +41,7 @@ export function start(options: SpanfuseOptions = {}): Spanfuse | undefined {
     return running;
   }
   if (!config.enabled) return undefined;
+  warnIfLateStart();
   const instance = new Spanfuse(config);
   instance.begin();
   holder[ACTIVE] = instance;

@@ -4,15 +4,32 @@
  * printed once and the app runs unprofiled: a profiler must not stop a
  * service from starting.
  */
-import { workerData } from 'node:worker_threads';
-import { start } from './index.js';
+import { isMainThread, workerData } from 'node:worker_threads';
+import { current, start } from './index.js';
+import { injectPreloadIntoWorkers, selfTerminating } from './workers/index.js';
 
 // spanfuse's own helper threads are never profiled.
 const internal = (workerData as { spanfuseInternal?: unknown } | null)?.spanfuseInternal === true;
 
+/** A worker terminated while this preload ran: its errors are noise. */
+function terminating(): boolean {
+  try {
+    return selfTerminating();
+  } catch {
+    return true;
+  }
+}
+
 try {
-  if (!internal) start();
+  // Already running: an eval worker can get the preload both ways.
+  if (!internal && current() === undefined) {
+    const sf = start();
+    // Eval workers and workers with their own execArgv would run without it.
+    if (sf !== undefined && isMainThread) injectPreloadIntoWorkers(import.meta.url);
+  }
 } catch (err) {
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`${message}\nspanfuse: profiling is off for this process.\n`);
+  if (!terminating()) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`${message}\nspanfuse: profiling is off for this process.\n`);
+  }
 }

@@ -49,6 +49,10 @@ import { DebugEndpoint, WindowRing } from './debug/index.js';
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
+import { startWorkerSupport, workerSafeExporter, WorkerJsonlSpanProcessor } from './workers/index.js';
+import { ContextLossStage } from './context-loss/index.js';
+import type { ContextLossStats } from './context-loss/index.js';
+import type { FlushStats, WorkerSupport } from './workers/index.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
@@ -73,6 +77,10 @@ export interface SpanfuseStats {
   readonly counters: Readonly<Record<string, number>>;
   /** URL of the local debug endpoint, once it listens (`debug.port`). */
   readonly debugEndpoint: string | undefined;
+  /** Main thread: windows workers wrote when asked before terminate(). */
+  readonly workerFlush: FlushStats | undefined;
+  /** CPU samples of this thread with no span while spans were in flight. */
+  readonly contextLoss: ContextLossStats;
 }
 
 /** The running profiler: returned by `start()`. */
@@ -114,6 +122,10 @@ export class Spanfuse {
   #windows = 0;
   #samples = 0;
   #labelled = 0;
+  #workers: WorkerSupport | undefined;
+  /** A window is being collected: a worker flush request must not re-enter. */
+  #collecting = false;
+  readonly #contextLoss = new ContextLossStage();
   readonly #onBeforeExit = (): void => {
     void this.shutdown();
   };
@@ -175,12 +187,16 @@ export class Spanfuse {
       exporters.push(ring);
       this.#debug = new DebugEndpoint({ config: config.debug, ring, closeWindow: () => void this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag });
     }
-    this.#pipeline = new ExportPipeline({ exporters, scrubber: this.#scrubber, diagnostics: this.#diag });
+    this.#pipeline = new ExportPipeline({
+      exporters: workerThreads.isMainThread ? exporters : exporters.map(workerSafeExporter),
+      scrubber: this.#scrubber,
+      diagnostics: this.#diag,
+    });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
-      ? new JsonlSpanProcessor({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
+      ? new (workerThreads.isMainThread ? JsonlSpanProcessor : WorkerJsonlSpanProcessor)({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
       : undefined;
-    const ownProcessors: SpanProcessor[] = [this.#fusion.noteProcessor(false), this.#localRoot()];
+    const ownProcessors: SpanProcessor[] = [this.#fusion.noteProcessor(false), this.#localRoot(), this.#contextLoss.spans];
     const sink = this.#spansFile ?? new NoopSpanProcessor();
     this.#ownTail = this.#newTail(sink);
     ownProcessors.push(this.#ownTail ?? sink);
@@ -216,15 +232,13 @@ export class Spanfuse {
     } else {
       // start() publishes the contexts synchronously, then starts its threads.
       const runtime = this.#runtime;
-      runtime
-        .start({ resource: resourceAttributes })
-        .then(() => {
-          this.#spanCounters = runtime.spanCounters();
-          // Workers started from now on find the thread-state table here.
-          const shared = runtime.sharedState();
-          if (shared !== undefined) workerThreads.setEnvironmentData(SHARED_STATE_KEY, shared);
-        })
-        .catch((err: unknown) => this.#diag.error('runtime.start', err));
+      runtime.start({ resource: resourceAttributes }).catch((err: unknown) => this.#diag.error('runtime.start', err));
+      // start() set up everything span counters read before its first await:
+      // the first spans get them too.
+      this.#spanCounters = runtime.spanCounters();
+      // Workers started from now on find the thread-state table here.
+      const shared = runtime.sharedState();
+      if (shared !== undefined) workerThreads.setEnvironmentData(SHARED_STATE_KEY, shared);
       const tc = this.#runtime.threadContext();
       if (tc?.supported === true && this.mode === 'async-context-frame') {
         this.#threadContext = tc;
@@ -250,6 +264,11 @@ export class Spanfuse {
       for (const sig of this.#signals) process.on(sig, this.#onSignal);
     }
     void this.#debug?.start();
+    this.#workers = startWorkerSupport(() => {
+      if (this.#collecting || this.#shutdown !== undefined) return false;
+      this.#exitSync();
+      return true;
+    });
   }
 
   #removeSignalListeners(): void {
@@ -268,7 +287,7 @@ export class Spanfuse {
    * `downstream`, spans are only marked (other processors see the marks).
    */
   spanProcessor(downstream?: SpanProcessor): SpanProcessor {
-    const local = [this.#fusion.noteProcessor(true), this.#localRoot()];
+    const local = [this.#fusion.noteProcessor(true), this.#localRoot(), this.#contextLoss.spans];
     const tail = this.#newTail(downstream ?? new NoopSpanProcessor());
     if (tail === undefined) return composite([...local, ...(downstream ? [downstream] : [])]);
     const fused = composite([...local, tail]);
@@ -361,6 +380,8 @@ export class Spanfuse {
       runtime: this.#runtime?.stats(),
       counters: this.#diag.counters(),
       debugEndpoint: this.#debug?.url,
+      workerFlush: this.#workers?.stats(),
+      contextLoss: this.#contextLoss.stats(),
     };
   }
 
@@ -410,6 +431,7 @@ export class Spanfuse {
     this.#contextManager.setBinder(undefined);
     this.#contextManager.setThreadContext(undefined);
     this.#binder.disable();
+    this.#workers?.stop();
   }
 
   /**
@@ -419,6 +441,12 @@ export class Spanfuse {
    * one at a time, in order. Resolves when every closed window is submitted.
    */
   #closeWindow(restart: boolean): Promise<void> {
+    if (!workerThreads.isMainThread) {
+      // A worker builds its window at once: a flush asked for by terminate()
+      // can interrupt it at any point and must find no half-built window.
+      this.#closeWindowSync(restart);
+      return Promise.resolve();
+    }
     try {
       // The last stop runs shielded so the caller's frame keeps its context.
       const raw = restart ? this.#sampler.close(true) : this.#contextManager.shieldFrame(() => this.#sampler.close(false));
@@ -436,6 +464,23 @@ export class Spanfuse {
     }
     this.#buildPump ??= this.#runBuilds();
     return this.#buildPump;
+  }
+
+  /** Close and build a window in one go (worker threads; the exit path has its own). */
+  #closeWindowSync(restart: boolean): void {
+    if (this.#collecting) return;
+    this.#collecting = true;
+    try {
+      const raw = restart ? this.#sampler.close(true) : this.#contextManager.shieldFrame(() => this.#sampler.close(false));
+      const w = raw === undefined ? undefined : runSync(this.#windowSteps(raw));
+      // The flush sample of the next window counts CPU from here.
+      if (restart) this.#workers?.windowOpened();
+      if (w !== undefined) this.#pipeline.submit(w);
+    } catch (err) {
+      this.#diag.error('sampler.collect', err);
+    } finally {
+      this.#collecting = false;
+    }
   }
 
   async #runBuilds(): Promise<void> {
@@ -467,6 +512,12 @@ export class Spanfuse {
       this.#diag.error('sampler.collect', err);
       return undefined;
     }
+    try {
+      // A worker flushed before terminate(): its window gets the CPU since its last sample.
+      this.#workers?.windowClosed(w);
+    } catch (err) {
+      this.#diag.error('workers.window', err);
+    }
     this.#windows++;
     try {
       yield* this.#countSteps(w);
@@ -491,6 +542,11 @@ export class Spanfuse {
     yield;
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);
+    try {
+      this.#contextLoss.fill(w);
+    } catch (err) {
+      this.#diag.error('context_loss.window', err);
+    }
     yield;
     for (const t of this.#tails) {
       try {

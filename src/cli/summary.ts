@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../core/pprof.js';
 import { parseWindowFileName } from '../export/index.js';
+import { formatUnattributed, UnattributedReader } from './summary-unattributed.js';
+import type { UnattributedSummary } from './summary-unattributed.js';
 
 export interface SpanCpu {
   readonly spanId: string;
@@ -32,6 +34,8 @@ export interface OutputSummary {
   readonly files: string[];
   /** Window files that could not be decoded (corrupt, truncated): named, left out. */
   readonly skippedFiles: SkippedFile[];
+  /** CPU samples with no span while spans were in flight (context loss). */
+  readonly unattributed: UnattributedSummary;
 }
 
 /** Span files, oldest first: the rotated backup, then the current file. */
@@ -53,6 +57,7 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
   const bySpan = new Map<string, { name: string; cpuNs: number; samples: number }>();
   const read: string[] = [];
   const skippedFiles: SkippedFile[] = [];
+  const unattributed = new UnattributedReader();
   for (const f of files) {
     let p: Profile;
     try {
@@ -62,6 +67,7 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
       continue;
     }
     read.push(f);
+    unattributed.add(p);
     const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
     const types = p.sampleType.map((t) => str(t.type));
     const iCount = types.indexOf('sample');
@@ -110,6 +116,7 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
       .slice(0, top),
     files: read,
     skippedFiles,
+    unattributed: unattributed.summary(top),
   };
 }
 
@@ -163,6 +170,7 @@ export function formatSummary(s: OutputSummary, dir: string): string {
     '',
     'top spans by CPU:',
     ...s.topSpans.map((t) => `  ${t.spanId}  ${t.name.padEnd(18)} ${ms(t.cpuNs).padStart(10)}  ${t.samples} samples`),
+    ...formatUnattributed(s.unattributed),
   ];
   return lines.join('\n');
 }

@@ -1,11 +1,13 @@
 import { createRequire } from 'node:module';
+import { isMainThread } from 'node:worker_threads';
 import { describe } from '../core/diagnostics.js';
 import { SYS } from './syscalls.js';
 
 /**
  * The few libc entry points spanfuse calls through koffi (an optional
- * dependency). Loaded on first use, once per thread; when koffi or libc is
- * missing every caller falls back to pure /proc and reports why.
+ * dependency). Loaded on first use, on the main thread only (never in a
+ * worker, see load()); when koffi or libc is missing every caller falls
+ * back to pure /proc and reports why.
  */
 export interface Libc {
   gettid(): number;
@@ -45,6 +47,11 @@ function load(): LibcResult {
   if (process.platform !== 'linux') return { ok: false, reason: `koffi libc binding is Linux-only (${process.platform})` };
   const nums = process.arch === 'x64' ? SYS.x64 : process.arch === 'arm64' ? SYS.arm64 : undefined;
   if (nums === undefined) return { ok: false, reason: `no syscall numbers for ${process.arch}` };
+  // A worker can be terminated at any moment, also while koffi's native module
+  // initialises: koffi then calls napi_throw in a dying environment and
+  // node-addon-api aborts the whole process (seen on Node 24). Nothing a worker
+  // does needs libc, so koffi is never loaded there.
+  if (!isMainThread) return { ok: false, reason: 'koffi is loaded on the main thread only' };
   let koffi: any;
   try {
     koffi = createRequire(import.meta.url)('koffi');

@@ -11,6 +11,7 @@ import type { Platform } from './platform.js';
 import type { StateSnapshot } from './state-reader.js';
 import { wchanName } from './state-table.js';
 import { SpanWindowCountersUnavailable, ThreadWindowCounters } from './span-counters.js';
+import { StartupSpanCounters } from './startup-counters.js';
 import { ThreadStateSampler } from './thread-state-sampler.js';
 import type { ThreadStateStats } from './thread-state-sampler.js';
 import { ThreadCounterReader } from './thread-stats.js';
@@ -85,7 +86,14 @@ export class RuntimeSignals {
     return this.#sampler?.reader?.views.sab;
   }
 
-  /** Never throws; what cannot run is recorded in `stats()` and warned once. */
+  /**
+   * Never throws; what cannot run is recorded in `stats()` and warned once.
+   * Everything that span counters read is set up synchronously, before the
+   * first await: `spanCounters()` and `sharedState()` are complete as soon
+   * as this returns its promise. What is asynchronous (probing an existing
+   * threadpool, the sampler thread's first pass) finishes later; until that
+   * pass, span counters read the thread's counters directly.
+   */
   async start(options: RuntimeStartOptions = {}): Promise<void> {
     if (this.#started) return;
     this.#started = true;
@@ -99,8 +107,10 @@ export class RuntimeSignals {
       }
       return;
     }
+    let naming: Promise<unknown> = Promise.resolve();
     try {
-      if (this.#c.nameThreads) await this.inventory.nameThreadpool(this.#c.threadpoolSize);
+      // Its synchronous part (captureStartup) runs now, before the app's I/O.
+      if (this.#c.nameThreads) naming = this.inventory.nameThreadpool(this.#c.threadpoolSize);
       else this.inventory.captureStartup({ rename: false });
     } catch (err) {
       this.#diag.error('runtime.thread_names', err);
@@ -122,6 +132,7 @@ export class RuntimeSignals {
     } else {
       for (const e of HARDWARE_EVENTS) this.#unsupported[e.name] = 'perf events disabled by configuration';
     }
+    let ready: Promise<boolean> | undefined;
     if (this.#c.threadState) {
       const sampler = new ThreadStateSampler({
         hz: this.#c.threadStateHz,
@@ -129,14 +140,21 @@ export class RuntimeSignals {
         diagnostics: this.#diag,
         threads: this.#c.threadStateThreads,
       });
-      if (await sampler.start()) {
-        this.#sampler = sampler;
-        this.#prev = sampler.reader?.snapshot() ?? new Map();
-      } else {
-        this.#unsupported['profiler.futex.wait_ns'] = 'thread-state sampler failed to start';
-      }
+      // The shared table exists once start() returned: span counters can read
+      // it from the first span on; they show sampler figures once passes run.
+      ready = sampler.start();
+      this.#sampler = sampler;
     } else {
       this.#unsupported['profiler.futex.wait_ns'] = 'thread-state sampler disabled by configuration';
+    }
+    await naming.catch((err: unknown) => this.#diag.error('runtime.thread_names', err));
+    if (ready !== undefined) {
+      if (await ready) {
+        this.#prev = this.#sampler?.reader?.snapshot() ?? new Map();
+      } else {
+        this.#sampler = undefined;
+        this.#unsupported['profiler.futex.wait_ns'] = 'thread-state sampler failed to start';
+      }
     }
   }
 
@@ -186,15 +204,23 @@ export class RuntimeSignals {
     // /proc reads per span cost ~100 µs (bench/threadstate/span-counters), so
     // exact reads happen only through getrusage; otherwise the sampler's.
     const exact = this.#c.spanCounters === 'syscall' && this.#counters?.source === 'getrusage';
-    this.#spanSource ??= this.#started
-      ? new ThreadWindowCounters({
-          tid: currentTid(),
-          ...(exact && this.#counters ? { threadCounters: this.#counters } : {}),
-          ...(this.#sampler?.reader ? { state: this.#sampler.reader } : {}),
-          loop: this.#loop,
-          ...(this.#hardware ? { hardware: this.#hardware } : {}),
-        })
-      : new SpanWindowCountersUnavailable();
+    if (this.#spanSource !== undefined) return this.#spanSource;
+    if (!this.#started) return (this.#spanSource = new SpanWindowCountersUnavailable());
+    const tid = currentTid();
+    const common = {
+      tid,
+      ...(this.#sampler?.reader ? { state: this.#sampler.reader } : {}),
+      loop: this.#loop,
+      ...(this.#hardware ? { hardware: this.#hardware } : {}),
+    };
+    const steady = new ThreadWindowCounters({ ...common, ...(exact && this.#counters ? { threadCounters: this.#counters } : {}) });
+    const reader = this.#sampler?.reader;
+    // The sampler thread needs tens of ms to start (more under load): spans
+    // that begin before its first pass read the thread's counters directly.
+    this.#spanSource =
+      exact || reader === undefined || this.#counters === undefined
+        ? steady
+        : new StartupSpanCounters(steady, new ThreadWindowCounters({ ...common, threadCounters: this.#counters }), () => reader.passes() > 0);
     return this.#spanSource;
   }
 

@@ -1,0 +1,94 @@
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { WorkerOptions } from 'node:worker_threads';
+
+const INJECTED = Symbol.for('spanfuse.worker.inject');
+
+/**
+ * Start every worker with the preload as `--require <register.js>`:
+ * - eval workers (`new Worker(code, { eval: true })`): Node runs `--require`
+ *   preloads in them but not `--import` ones;
+ * - workers given their own `execArgv` without spanfuse get it added;
+ * - workers inheriting `--import spanfuse/register` get it as `--require`
+ *   instead: require(esm) loads the preload's module graph synchronously,
+ *   while `--import` reads each file through fs/promises, and on Node 20 a
+ *   worker terminated during such a read aborts the whole process
+ *   (`Assertion failed: (req_wrap_async) != nullptr`).
+ * spanfuse's own helper threads (`workerData.spanfuseInternal`) and workers
+ * whose `env` sets SPANFUSE_ENABLED=false are left alone. When Node rejects
+ * the amended options (a flag not allowed in workers), the worker starts
+ * with the caller's own options.
+ *
+ * Done by replacing `worker_threads.Worker` (CommonJS and ESM bindings) with a
+ * Proxy that only edits the options: prototype, statics and `instanceof` stay.
+ * Main thread, from the preload, before the app imports worker_threads.
+ */
+export function injectPreloadIntoWorkers(registerUrl: string): boolean {
+  try {
+    const wt = createRequire(import.meta.url)('node:worker_threads') as { Worker: typeof import('node:worker_threads').Worker & { [INJECTED]?: true } };
+    if (wt.Worker[INJECTED]) return true;
+    const original = wt.Worker;
+    const registerPath = fileURLToPath(registerUrl);
+    const proxy = new Proxy(original, {
+      construct(target, args: unknown[], newTarget: (...a: unknown[]) => object) {
+        const amended = amend(args, registerPath);
+        if (amended !== undefined) {
+          try {
+            return Reflect.construct(target, amended, newTarget) as object;
+          } catch {
+            // e.g. ERR_WORKER_INVALID_EXEC_ARGV: the caller's options as given
+          }
+        }
+        return Reflect.construct(target, args, newTarget) as object;
+      },
+      get(target, key, receiver) {
+        if (key === INJECTED) return true;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    wt.Worker = proxy;
+    syncBuiltinESMExports();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isSpanfuse(arg: string | undefined, registerPath: string): boolean {
+  return arg !== undefined && (arg.includes('spanfuse/register') || arg.includes(registerPath));
+}
+
+/** `argv` without spanfuse preloads; whether it had a `--require` one. */
+function withoutSpanfuse(argv: readonly string[], registerPath: string): { rest: string[]; required: boolean } {
+  const rest: string[] = [];
+  let required = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    const eq = /^(--import|--require|-r)=(.*)$/.exec(a);
+    if (eq && isSpanfuse(eq[2], registerPath)) {
+      required ||= eq[1] !== '--import';
+      continue;
+    }
+    if ((a === '--import' || a === '--require' || a === '-r') && isSpanfuse(argv[i + 1], registerPath)) {
+      required ||= a !== '--import';
+      i++;
+      continue;
+    }
+    rest.push(a);
+  }
+  return { rest, required };
+}
+
+/** Amended constructor arguments, or undefined when the worker needs nothing. */
+function amend(args: unknown[], registerPath: string): unknown[] | undefined {
+  const [filename, raw] = args;
+  const options = (raw ?? {}) as WorkerOptions & { workerData?: { spanfuseInternal?: unknown } };
+  if (typeof options !== 'object') return undefined;
+  if ((options.workerData as { spanfuseInternal?: unknown } | undefined)?.spanfuseInternal === true) return undefined;
+  const env = options.env as Record<string, string | undefined> | undefined;
+  if (env !== undefined && typeof env === 'object' && /^(false|0|no|off)$/i.test(env.SPANFUSE_ENABLED ?? '')) return undefined;
+  const { rest, required } = withoutSpanfuse(options.execArgv ?? process.execArgv, registerPath);
+  // Already preloaded the synchronous way.
+  if (required && options.execArgv === undefined) return undefined;
+  return [filename, { ...options, execArgv: [...rest, '--require', registerPath] }];
+}

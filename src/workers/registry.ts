@@ -1,0 +1,118 @@
+import { getEnvironmentData, isMainThread, setEnvironmentData, threadId } from 'node:worker_threads';
+
+/**
+ * A process-wide table, shared by every thread, that says per worker whether
+ * spanfuse runs in it (so `terminate()` can ask it to flush first) and whether
+ * it is being terminated (so a half-started preload stays silent). Created by
+ * the first thread that asks, normally the main thread under the preload, and
+ * handed to workers through worker_threads environment data (copied into each
+ * worker when it is created). Slots are indexed by `threadId % SLOTS` and hold
+ * `threadId * 16 + flags`, so a slot reused after wrap-around is told apart.
+ */
+const KEY = 'spanfuse.workers.registry';
+const SLOTS = 1 << 14;
+const PROFILED = 1;
+const TERMINATING = 2;
+/** The worker answered a flush request. */
+const FLUSHED = 4;
+/** ... and wrote its open window first. */
+const WROTE = 8;
+const SHIFT = 4;
+const MASK = 15;
+
+let table: Int32Array | undefined;
+
+/** ES2024 `Atomics.waitAsync` (V8 has it since Node 16; the TS lib here is older). */
+interface AtomicsWaitAsync {
+  waitAsync(t: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
+}
+
+function shared(): Int32Array | undefined {
+  if (table !== undefined) return table;
+  try {
+    const found = getEnvironmentData(KEY);
+    if (found instanceof SharedArrayBuffer) {
+      table = new Int32Array(found);
+    } else if (isMainThread) {
+      const sab = new SharedArrayBuffer(SLOTS * 4);
+      setEnvironmentData(KEY, sab);
+      table = new Int32Array(sab);
+    }
+  } catch {
+    // no shared table: flush-before-terminate and silence are off
+  }
+  return table;
+}
+
+/** Publish the table to workers created from now on (main thread, preload). */
+export function ensureRegistry(): boolean {
+  return shared() !== undefined;
+}
+
+function update(id: number, set: number): void {
+  const t = shared();
+  if (t === undefined || id <= 0 || id > 0x7ffffff) return;
+  const i = id % SLOTS;
+  for (;;) {
+    const old = Atomics.load(t, i);
+    const flags = old >>> SHIFT === id ? old & MASK : 0;
+    if (Atomics.compareExchange(t, i, old, id * 16 + (flags | set)) === old) break;
+  }
+  Atomics.notify(t, i);
+}
+
+function flags(id: number): number {
+  const t = shared();
+  if (t === undefined || id <= 0) return 0;
+  const v = Atomics.load(t, id % SLOTS);
+  return v >>> SHIFT === id ? v & MASK : 0;
+}
+
+/** In a worker: spanfuse runs here and answers flush requests. */
+export function markProfiled(): void {
+  if (!isMainThread) update(threadId, PROFILED);
+}
+
+/** Before a worker's termination starts (any thread's `terminate()` hook). */
+export function markTerminating(id: number): void {
+  update(id, TERMINATING);
+}
+
+export function isProfiled(id: number): boolean {
+  return (flags(id) & PROFILED) !== 0;
+}
+
+/** In a worker: its parent has begun terminating it. */
+export function selfTerminating(): boolean {
+  return !isMainThread && (flags(threadId) & TERMINATING) !== 0;
+}
+
+/**
+ * In a worker that answered a flush request: say so, and whether a window
+ * was written. (The worker does not wait for the termination: on Node 20 an
+ * Atomics.wait inside the inspector's evaluation that terminate() then
+ * interrupts is a fatal V8 check. Nothing a worker does after a flush may
+ * use fs/promises instead; see sync-output.ts and inject.ts.)
+ */
+export function markFlushed(wrote: boolean): void {
+  if (!isMainThread) update(threadId, FLUSHED | (wrote ? WROTE : 0));
+}
+
+/**
+ * Main thread: resolves when worker `id` answered (true: it wrote its window,
+ * false: nothing to write) or undefined after `timeoutMs`.
+ */
+export async function whenFlushed(id: number, timeoutMs: number): Promise<boolean | undefined> {
+  const t = shared();
+  if (t === undefined || id <= 0) return undefined;
+  const i = id % SLOTS;
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const v = Atomics.load(t, i);
+    if (v >>> SHIFT === id && (v & FLUSHED) !== 0) return (v & WROTE) !== 0;
+    const left = until - performance.now();
+    if (left <= 0) return undefined;
+    const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(t, i, v, left);
+    if (r.async) await r.value;
+  }
+}

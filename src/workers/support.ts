@@ -1,0 +1,72 @@
+import { isMainThread } from 'node:worker_threads';
+import type { WindowProfile } from '../core/window.js';
+import { installFlushTarget } from './flush-target.js';
+import { addFlushSample, captureFlushMoment, threadCpuNs } from './flush-tail.js';
+import type { FlushMoment } from './flush-tail.js';
+import { WorkerFlusher } from './flusher.js';
+import type { FlushStats } from './flusher.js';
+import { ensureRegistry } from './registry.js';
+import { hookTerminate } from './terminate-hook.js';
+
+/** Longest wait, per terminate(), for a worker to write its open window. */
+export const FLUSH_TIMEOUT_MS = 2000;
+
+export interface WorkerSupport {
+  /** Main thread: flush-before-terminate figures; undefined in workers. */
+  stats(): FlushStats | undefined;
+  /** A window opened (worker: remember the thread's CPU time). */
+  windowOpened(): void;
+  /** A window closed; in a worker answering a flush, add the flush sample to it. */
+  windowClosed(w: WindowProfile): void;
+  /** Idempotent. */
+  stop(): void;
+}
+
+/**
+ * What a running profiler does about worker threads, in the thread it runs in:
+ * - main thread: publish the shared registry, attach to workers through the
+ *   inspector and make `terminate()` ask profiled workers to flush first;
+ * - worker: answer flush requests with `flushSync` (write the open window
+ *   now; false when there was nothing to write), and mark workers this
+ *   worker terminates, for their own silence.
+ */
+export function startWorkerSupport(flushSync: () => boolean): WorkerSupport {
+  if (isMainThread) {
+    ensureRegistry();
+    const flusher = WorkerFlusher.start();
+    const unhook = hookTerminate({ ...(flusher ? { flusher } : {}), flushTimeoutMs: FLUSH_TIMEOUT_MS });
+    return {
+      stats: () => flusher?.stats(),
+      windowOpened: () => undefined,
+      windowClosed: () => undefined,
+      stop: () => {
+        unhook();
+        flusher?.close();
+      },
+    };
+  }
+  let cpuAtOpen = threadCpuNs();
+  let moment: FlushMoment | undefined;
+  const uninstall = installFlushTarget(() => {
+    moment = captureFlushMoment();
+    try {
+      return flushSync();
+    } finally {
+      moment = undefined;
+    }
+  });
+  const unhook = hookTerminate({ flushTimeoutMs: 0 });
+  return {
+    stats: () => undefined,
+    windowOpened: () => {
+      cpuAtOpen = threadCpuNs();
+    },
+    windowClosed: (w) => {
+      if (moment !== undefined) addFlushSample(w, moment, cpuAtOpen);
+    },
+    stop: () => {
+      uninstall();
+      unhook();
+    },
+  };
+}
