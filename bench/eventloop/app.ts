@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import { cpuKernel } from '../overhead/work.js';
+import { registerOtelControl } from '../overhead/otel-control.js';
 
 const env = process.env;
 const durationMs = Number(env['EL_DURATION_MS'] ?? 25_000);
@@ -39,12 +40,7 @@ async function setupTracing(): Promise<StartActive> {
   if (tracing === 'none') return async (_name, fn) => fn({ end: () => {} });
   const api = await import('@opentelemetry/api');
   if (tracing === 'otel') {
-    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
-    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-    const cm = new AsyncLocalStorageContextManager();
-    cm.enable();
-    api.context.setGlobalContextManager(cm);
-    api.trace.setGlobalTracerProvider(new BasicTracerProvider());
+    await registerOtelControl();
   }
   const tracer = api.trace.getTracer('eventloop-bench');
   const pp = env['EL_PPROF'];

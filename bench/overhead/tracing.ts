@@ -4,6 +4,7 @@
  */
 import type { ServerSpec } from './protocol.js';
 import { benchRequire } from './profilers.js';
+import { registerOtelControl } from './otel-control.js';
 
 /** Calls `body` inside the request's span; `end()` ends the span if we own it. */
 export type InSpan = (name: string, body: (spanIdHex: string, end: () => void) => void) => void;
@@ -20,12 +21,7 @@ export async function setupTracing(spec: ServerSpec): Promise<Tracing> {
   if (spec.tracing === 'dd-trace') return ddTracing(spec);
   const api = await import('@opentelemetry/api');
   if (spec.tracing === 'otel-basic') {
-    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
-    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-    const cm = new AsyncLocalStorageContextManager();
-    cm.enable();
-    api.context.setGlobalContextManager(cm);
-    api.trace.setGlobalTracerProvider(new BasicTracerProvider());
+    await registerOtelControl();
   }
   // 'spanfuse': the app registers nothing; spanfuse installs its provider.
   const tracer = api.trace.getTracer('spanfuse-bench');

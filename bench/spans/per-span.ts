@@ -21,6 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { registerOtelControl } from '../overhead/otel-control.js';
 
 type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile';
 const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile'];
@@ -47,12 +48,7 @@ async function child(variant: VariantName, spans: number): Promise<void> {
   let info = { mode: 'none', threadContext: false, labelled: () => 0 };
   let stop: () => Promise<void> = () => Promise.resolve();
   if (variant === 'control') {
-    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
-    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-    const cm = new AsyncLocalStorageContextManager();
-    cm.enable();
-    api.context.setGlobalContextManager(cm);
-    api.trace.setGlobalTracerProvider(new BasicTracerProvider());
+    await registerOtelControl();
   } else {
     const { start } = await import('../../src/index.js');
     const sf = start();

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../core/pprof.js';
 import { parseWindowFileName } from '../export/index.js';
+import { readSpanFileObjects } from '../debug/index.js';
 import { formatUnattributed, UnattributedReader } from './summary-unattributed.js';
 import type { UnattributedSummary } from './summary-unattributed.js';
 
@@ -38,8 +39,6 @@ export interface OutputSummary {
   readonly unattributed: UnattributedSummary;
 }
 
-/** Span files, oldest first: the rotated backup, then the current file. */
-const SPAN_FILES = ['spans.1.jsonl', 'spans.jsonl'];
 
 /**
  * Read an output folder back with an independent decode of the files
@@ -122,31 +121,20 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
 
 /** Spans started at or after `sinceNs` in every span file; lines that are not a whole span are counted apart. */
 function countSpans(dir: string, sinceNs: bigint): { count: number; skipped: number; files: string[] } {
+  const read = readSpanFileObjects(dir);
   let count = 0;
-  let skipped = 0;
-  const files: string[] = [];
-  for (const f of SPAN_FILES) {
-    let text: string;
+  let skipped = read.skippedLines;
+  for (const span of read.objects) {
+    let start: bigint;
     try {
-      text = readFileSync(join(dir, f), 'utf8');
+      start = BigInt(typeof span.startTimeUnixNano === 'string' ? span.startTimeUnixNano : '0');
     } catch {
-      continue; // no such file: the app exports its spans itself, or nothing rotated yet
+      skipped++;
+      continue;
     }
-    files.push(f);
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      let start: bigint;
-      try {
-        const span = JSON.parse(line) as { startTimeUnixNano?: unknown };
-        start = BigInt(typeof span.startTimeUnixNano === 'string' ? span.startTimeUnixNano : '0');
-      } catch {
-        skipped++;
-        continue;
-      }
-      if (start >= sinceNs) count++;
-    }
+    if (start >= sinceNs) count++;
   }
-  return { count, skipped, files };
+  return { count, skipped, files: read.files };
 }
 
 /** Nothing spanfuse wrote is in the folder (or nothing could be read). */

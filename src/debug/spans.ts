@@ -13,35 +13,57 @@ export interface SpanRecord {
   readonly attributes: Readonly<Record<string, unknown>>;
 }
 
-/** Spans of `spans.1.jsonl` (older) then `spans.jsonl` in `dir`; none when absent. Bad lines are skipped. */
-export function readSpans(dir: string): SpanRecord[] {
-  const out: SpanRecord[] = [];
-  for (const name of ['spans.1.jsonl', 'spans.jsonl']) {
+/** The span files of an output folder, oldest first: the rotated backup, then the current file. */
+export const SPAN_FILES = ['spans.1.jsonl', 'spans.jsonl'] as const;
+
+/** What the span files of a folder hold: every line that parsed, and the count of those that did not. */
+export interface SpanFileObjects {
+  /** Span files found, oldest first. */
+  readonly files: string[];
+  /** Each line that parsed as JSON, in file order. */
+  readonly objects: Record<string, unknown>[];
+  /** Non-empty lines that did not parse (a torn last line of a killed writer). */
+  readonly skippedLines: number;
+}
+
+/** Read `spans.1.jsonl` then `spans.jsonl` in `dir`; absent files are left out. */
+export function readSpanFileObjects(dir: string): SpanFileObjects {
+  const files: string[] = [];
+  const objects: Record<string, unknown>[] = [];
+  let skippedLines = 0;
+  for (const name of SPAN_FILES) {
     let text: string;
     try {
       text = readFileSync(join(dir, name), 'utf8');
     } catch {
-      continue;
+      continue; // no such file: the app exports its spans itself, or nothing rotated yet
     }
+    files.push(name);
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       try {
-        const o = JSON.parse(line) as Record<string, unknown>;
-        const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-        out.push({
-          traceId: text(o.traceId),
-          spanId: text(o.spanId),
-          parentSpanId: typeof o.parentSpanId === 'string' ? o.parentSpanId : '',
-          name: text(o.name),
-          kind: typeof o.kind === 'number' ? o.kind : 0,
-          startNs: Number(text(o.startTimeUnixNano) || 0),
-          endNs: Number(text(o.endTimeUnixNano) || 0),
-          attributes: typeof o.attributes === 'object' && o.attributes !== null ? (o.attributes as Record<string, unknown>) : {},
-        });
+        const o: unknown = JSON.parse(line);
+        if (typeof o === 'object' && o !== null && !Array.isArray(o)) objects.push(o as Record<string, unknown>);
+        else skippedLines++;
       } catch {
-        // A torn last line (the writer was killed mid-append): skip it.
+        skippedLines++;
       }
     }
   }
-  return out;
+  return { files, objects, skippedLines };
+}
+
+/** Spans of `spans.1.jsonl` (older) then `spans.jsonl` in `dir`; none when absent. Bad lines are skipped. */
+export function readSpans(dir: string): SpanRecord[] {
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return readSpanFileObjects(dir).objects.map((o) => ({
+    traceId: text(o.traceId),
+    spanId: text(o.spanId),
+    parentSpanId: text(o.parentSpanId),
+    name: text(o.name),
+    kind: typeof o.kind === 'number' ? o.kind : 0,
+    startNs: Number(text(o.startTimeUnixNano) || 0),
+    endNs: Number(text(o.endTimeUnixNano) || 0),
+    attributes: typeof o.attributes === 'object' && o.attributes !== null ? (o.attributes as Record<string, unknown>) : {},
+  }));
 }

@@ -13,6 +13,7 @@ import {
 } from '../core/labels.js';
 import { Function as PprofFunction, Label, Line, Location, Sample } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
+import { nowUnixNs } from '../sampler/index.js';
 
 /** spanfuse's own source folder (dist/src): its frames are not the app's stack. */
 const OWN_DIR = fileURLToPath(new URL('../', import.meta.url));
@@ -75,7 +76,7 @@ export function captureFlushMoment(): FlushMoment {
   }
   const span = trace.getSpan(context.active());
   const sc = span?.spanContext();
-  const unixNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
+  const unixNs = nowUnixNs();
   if (sc === undefined || !trace.isSpanContextValid(sc)) return { frames, unixNs };
   const name = spanNameOf(span);
   return { frames, traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, ...(name !== undefined ? { spanName: name } : {}), unixNs };

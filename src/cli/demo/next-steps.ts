@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../../core/pprof.js';
 import { parseWindowFileName } from '../../export/index.js';
+import { readSpans } from '../../debug/index.js';
 
 /** A tail span of this run, as read back from the span files. */
 export interface TailExample {
@@ -12,40 +13,16 @@ export interface TailExample {
   readonly wallMs: number | undefined;
 }
 
-interface SpanLine {
-  name?: string;
-  spanId?: string;
-  startTimeUnixNano?: string;
-  endTimeUnixNano?: string;
-  attributes?: Record<string, unknown>;
-}
-
 /** Tail spans (`profiler.tail=true`) started at or after `sinceMs`, from `spans.1.jsonl` and `spans.jsonl`. */
 export function readTailSpans(dir: string, sinceMs: number): TailExample[] {
-  const since = BigInt(Math.floor(sinceMs)) * 1_000_000n;
+  const sinceNs = Math.floor(sinceMs) * 1e6;
   const out: TailExample[] = [];
-  for (const f of ['spans.1.jsonl', 'spans.jsonl']) {
-    let text = '';
-    try {
-      text = readFileSync(join(dir, f), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      let s: SpanLine;
-      try {
-        s = JSON.parse(line) as SpanLine;
-      } catch {
-        continue;
-      }
-      const a = s.attributes ?? {};
-      if (a['profiler.tail'] !== true || BigInt(s.startTimeUnixNano ?? '0') < since) continue;
-      const id = a['profiler.exemplar.id'];
-      if (typeof id !== 'string') continue;
-      const durNs = s.endTimeUnixNano !== undefined && s.startTimeUnixNano !== undefined ? Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) : undefined;
-      out.push({ name: s.name ?? '', spanId: s.spanId ?? '', profileId: id, wallMs: durNs === undefined ? undefined : durNs / 1e6 });
-    }
+  for (const s of readSpans(dir)) {
+    const a = s.attributes;
+    if (a['profiler.tail'] !== true || !(s.startNs >= sinceNs)) continue;
+    const id = a['profiler.exemplar.id'];
+    if (typeof id !== 'string') continue;
+    out.push({ name: s.name, spanId: s.spanId, profileId: id, wallMs: s.endNs > 0 && s.startNs > 0 ? (s.endNs - s.startNs) / 1e6 : undefined });
   }
   return out;
 }
