@@ -12,7 +12,7 @@ import {
   detectContextMode,
   FrameBinder,
   HookBinder,
-  SampleContextCache,
+  sampleOfSpan,
   SpanfuseContextManager,
 } from './context/index.js';
 import type { SamplerBinder } from './context/index.js';
@@ -89,7 +89,6 @@ export class Spanfuse {
   readonly mode: ContextMode;
   readonly #diag = new Diagnostics();
   readonly #fusion = new FusionMonitor(this.#diag);
-  readonly #cache = new SampleContextCache();
   #autoInstrument: AutoInstrumentation | undefined;
   readonly #contextManager: SpanfuseContextManager;
   readonly #binder: SamplerBinder;
@@ -161,7 +160,7 @@ export class Spanfuse {
     this.#thread = currentThreadIdentity(typeof threadName === 'string' ? { name: threadName } : {});
     // The runtime stage watches the whole process: one instance, on the main thread.
     this.#runtime = workerThreads.isMainThread ? new RuntimeSignals(config.runtime, this.#diag) : undefined;
-    this.#contextManager = new SpanfuseContextManager(this.#cache);
+    this.#contextManager = new SpanfuseContextManager();
     this.#watchFusion();
     this.#binder =
       this.mode === 'async-context-frame'
@@ -305,7 +304,7 @@ export class Spanfuse {
 
   #localRoot(): LocalRootProcessor {
     // Ended spans drop out of the thread-context record at once (OTEP-4947).
-    return new LocalRootProcessor(this.#cache, (span) => this.#threadContext?.end(this.#cache.get(span as unknown as Span)));
+    return new LocalRootProcessor((span) => this.#threadContext?.end(sampleOfSpan(span as unknown as Span)));
   }
 
   #newTail(downstream: SpanProcessor): TailSpanProcessor | undefined {

@@ -6,7 +6,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { FrameBinder, HookBinder } from './binder.js';
 import type { SamplerBinder } from './binder.js';
 import { NO_SPAN, sampleOfSpan } from './sample-context.js';
-import type { SampleContextCache, SampleContext } from './sample-context.js';
+import type { SampleContext } from './sample-context.js';
 
 /**
  * Publishes the active span for out-of-process profilers (OTEP-4947 thread
@@ -56,11 +56,6 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
   #hooks: HookBinder | undefined;
   #threadContext: ThreadContextRunner | undefined;
   #watch: ((span: Span) => void) | undefined;
-
-  /** The cache argument is kept for callers of the earlier constructor; SampleContexts are per span now. */
-  constructor(_cache?: SampleContextCache) {
-    super();
-  }
 
   /** Attach (or detach, with undefined) the sampler binding. */
   setBinder(binder: SamplerBinder | undefined): void {

@@ -119,23 +119,6 @@ export function resolveSample(value: unknown): SampleContext {
   return NO_SPAN;
 }
 
-/** Kept for callers of the earlier API: a view over the per-span SampleContexts above. */
-export class SampleContextCache {
-  get(span: Span): SampleContext {
-    return sampleOfSpan(span);
-  }
-
-  /** Record a starting span; called by the span processor. */
-  noteStart(span: Span, parentContext: Context): void {
-    noteLocalRoot(span, parentContext);
-  }
-
-  /** Record an ending span's final name. */
-  noteEnd(span: Span): void {
-    noteEnd(span);
-  }
-}
-
 /** SDK 2.x spans expose `parentSpanContext` (ReadableSpan); other spans may not. */
 function parentOf(span: Span): SpanContext | undefined {
   const p = (span as { parentSpanContext?: unknown }).parentSpanContext;

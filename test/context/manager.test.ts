@@ -8,7 +8,7 @@ import type { Span } from '@opentelemetry/api';
 import { time } from '@datadog/pprof';
 import { start } from '../../src/index.js';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { resolveSample, SampleContextCache, sampleName, sampleOfSpan } from '../../src/context/index.js';
+import { resolveSample, sampleName, sampleOfSpan } from '../../src/context/index.js';
 import { LocalRootProcessor } from '../../src/tracing/index.js';
 import { ThreadContextPublisher } from '../../src/runtime/index.js';
 
@@ -75,8 +75,7 @@ test('context propagation, sampler values and local roots with spanfuse running,
 });
 
 test('span names on samples: recorded at end for our processors, read live for spans nobody noted', () => {
-  const cache = new SampleContextCache();
-  const local = new LocalRootProcessor(cache);
+  const local = new LocalRootProcessor();
   const ours = new BasicTracerProvider({ spanProcessors: [local] }).getTracer('ours');
   const a = ours.startSpan('GET');
   const sa = sampleOfSpan(a);

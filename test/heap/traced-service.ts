@@ -14,7 +14,6 @@ import {
   detectContextMode,
   FrameBinder,
   HookBinder,
-  SampleContextCache,
   SpanfuseContextManager,
 } from '../../src/context/index.js';
 import type { SamplerBinder } from '../../src/context/index.js';
@@ -72,8 +71,7 @@ export interface TracedService {
  * their allocation stacks are identical and only time tells them apart.
  */
 export async function startTracedService(samplingIntervalMicros: number, sharedPath = false): Promise<TracedService> {
-  const cache = new SampleContextCache();
-  const manager = new SpanfuseContextManager(cache);
+  const manager = new SpanfuseContextManager();
   const mode = detectContextMode();
   const binder: SamplerBinder =
     mode === 'async-context-frame' ? new FrameBinder() : new HookBinder(() => manager.activeSample());

@@ -13,7 +13,6 @@ import {
   detectContextMode,
   FrameBinder,
   HookBinder,
-  SampleContextCache,
   SpanfuseContextManager,
 } from '../../src/context/index.js';
 import type { SamplerBinder } from '../../src/context/index.js';
@@ -30,8 +29,7 @@ function spin(ms: number): number {
 
 test('a window of several native chunks is assembled, sliced, into one consistent labelled profile', async () => {
   const mode = detectContextMode();
-  const cache = new SampleContextCache();
-  const manager = new SpanfuseContextManager(cache);
+  const manager = new SpanfuseContextManager();
   const binder: SamplerBinder = mode === 'async-context-frame' ? new FrameBinder() : new HookBinder(() => manager.activeSample());
   manager.enable();
   context.setGlobalContextManager(manager);
