@@ -172,6 +172,7 @@ export class Spanfuse {
       mode: this.mode,
       thread: this.#thread,
       windowMs: config.windowMs,
+      onStuckProfiler: () => this.#diag.count('sampler.v8_stuck_restart'),
     });
     const exporters = createExporters(config.export, {
       outputDir: this.#outputDir,

@@ -124,6 +124,18 @@ async function main(): Promise<void> {
     });
   }, 1000);
 
+  // CPU per span is counted after a warm-up (start-up, module loading and JIT
+  // warm-up would otherwise dominate a short run).
+  const warmupMs = Number(env['EL_WARMUP_MS'] ?? 0);
+  let cpuAtWarm = process.cpuUsage();
+  let spansAtWarm = 0;
+  if (warmupMs > 0) {
+    setTimeout(() => {
+      cpuAtWarm = process.cpuUsage();
+      spansAtWarm = spans;
+    }, warmupMs).unref();
+  }
+
   const perLoopIntervalMs = (1000 * concurrency) / spansPerSecond;
   const loop = async (k: number): Promise<void> => {
     let due = performance.now() + (k * perLoopIntervalMs) / concurrency;
@@ -164,6 +176,8 @@ async function main(): Promise<void> {
     cpuGapsOver5Ms: cpuGaps.filter((g) => g > 5).length,
     memory,
     cpuMs: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
+    /** Process CPU per span after the warm-up (µs). */
+    cpuUsPerSpanAfterWarmup: round1(cpuSince(cpuAtWarm) / Math.max(1, spans - spansAtWarm)),
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
@@ -176,6 +190,11 @@ function threadCpuMs(): number {
     ? (process as unknown as { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage()
     : process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return d.user + d.system;
 }
 
 function round1(x: number): number {
