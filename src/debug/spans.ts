@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SPANS_BACKUP_FILE, SPANS_FILE } from '../tracing/jsonl-processor.js';
 
 /** A span from `spans.jsonl`, as the tools need it. */
 export interface SpanRecord {
@@ -14,7 +15,7 @@ export interface SpanRecord {
 }
 
 /** The span files of an output folder, oldest first: the rotated backup, then the current file. */
-export const SPAN_FILES = ['spans.1.jsonl', 'spans.jsonl'] as const;
+export const SPAN_FILES = [SPANS_BACKUP_FILE, SPANS_FILE] as const;
 
 /** What the span files of a folder hold: every line that parsed, and the count of those that did not. */
 export interface SpanFileObjects {

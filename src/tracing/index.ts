@@ -1,4 +1,4 @@
-export { JsonlSpanProcessor, SPANS_FILE, toJson } from './jsonl-processor.js';
+export { JsonlSpanProcessor, SPANS_BACKUP_FILE, SPANS_FILE, toJson } from './jsonl-processor.js';
 export type { JsonlSpanProcessorOptions } from './jsonl-processor.js';
 export { LocalRootProcessor } from './local-root-processor.js';
 export { installTracing } from './install.js';

@@ -19,6 +19,8 @@ export interface JsonlSpanProcessorOptions {
 }
 
 export const SPANS_FILE = 'spans.jsonl';
+/** The one backup `spans.jsonl` rotates to (the older one is replaced). */
+export const SPANS_BACKUP_FILE = 'spans.1.jsonl';
 
 /** Spans whose lines are built together (bounds the spans kept by reference). */
 const BATCH_SPANS = 256;
@@ -178,7 +180,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
       }
       const size = await stat(this.path).then((s) => s.size, () => 0);
       if (size > 0 && size + lines.length > this.#opts.maxFileBytes) {
-        await rename(this.path, join(this.#opts.dir, 'spans.1.jsonl'));
+        await rename(this.path, join(this.#opts.dir, SPANS_BACKUP_FILE));
       }
       if (!(await roomFor(this.#opts.dir, lines.length))) return this.#giveWay(lines);
       this.#account(await appendWholeLines(this.path, lines));
@@ -217,7 +219,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
       return;
     }
     if (size > 0 && size + incoming > this.#opts.maxFileBytes) {
-      renameSync(this.path, join(this.#opts.dir, 'spans.1.jsonl'));
+      renameSync(this.path, join(this.#opts.dir, SPANS_BACKUP_FILE));
     }
   }
 }

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { context, trace } from '@opentelemetry/api';
-import { spanNameOf } from '../context/index.js';
+import { localRootOf, spanNameOf } from '../context/index.js';
 import {
+  LABEL_LOCAL_ROOT_SPAN_ID,
   LABEL_SPAN_ID,
   LABEL_SPAN_NAME,
   LABEL_THREAD_ID,
@@ -32,6 +33,8 @@ export interface FlushMoment {
   readonly spanId?: string;
   readonly traceFlags?: number;
   readonly spanName?: string;
+  /** The span's local root (as on every other sample of the span). */
+  readonly localRootSpanId?: string;
   readonly unixNs: bigint;
 }
 
@@ -77,9 +80,17 @@ export function captureFlushMoment(): FlushMoment {
   const span = trace.getSpan(context.active());
   const sc = span?.spanContext();
   const unixNs = nowUnixNs();
-  if (sc === undefined || !trace.isSpanContextValid(sc)) return { frames, unixNs };
+  if (span === undefined || sc === undefined || !trace.isSpanContextValid(sc)) return { frames, unixNs };
   const name = spanNameOf(span);
-  return { frames, traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, ...(name !== undefined ? { spanName: name } : {}), unixNs };
+  return {
+    frames,
+    traceId: sc.traceId,
+    spanId: sc.spanId,
+    traceFlags: sc.traceFlags,
+    ...(name !== undefined ? { spanName: name } : {}),
+    localRootSpanId: localRootOf(span),
+    unixNs,
+  };
 }
 
 /**
@@ -139,6 +150,7 @@ export function addFlushSample(w: WindowProfile, moment: FlushMoment, cpuAtOpenN
     label.push(str(LABEL_TRACE_ID, moment.traceId), str(LABEL_SPAN_ID, moment.spanId));
     label.push(str(LABEL_TRACE_FLAGS, (moment.traceFlags ?? 0).toString(16).padStart(2, '0')));
     if (moment.spanName !== undefined) label.push(str(LABEL_SPAN_NAME, moment.spanName));
+    if (moment.localRootSpanId !== undefined) label.push(str(LABEL_LOCAL_ROOT_SPAN_ID, moment.localRootSpanId));
   }
   label.push(new Label({ key: st.dedup(LABEL_TIMESTAMP_NS), num: moment.unixNs }));
   const value = types.map((t) => (t === 'sample' ? 1 : t === 'cpu' || t === 'wall' ? missing : 0));
