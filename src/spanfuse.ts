@@ -45,7 +45,9 @@ import type {
   TracingInstallation,
 } from './tracing/index.js';
 import { spanfuseVersion } from './core/version.js';
-import { DebugEndpoint, WindowRing } from './debug/index.js';
+// The endpoint (and the flamegraph code behind it) is loaded only when a port is set.
+import type { DebugEndpoint, DebugEndpointOptions } from './debug/endpoint.js';
+import { WindowRing } from './debug/window-ring.js';
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
@@ -102,7 +104,11 @@ export class Spanfuse {
   readonly #tails: TailSpanProcessor[] = [];
   readonly #ownTail: TailSpanProcessor | undefined;
   readonly #scrubber: Scrubber;
-  readonly #debug: DebugEndpoint | undefined;
+  readonly #debugOptions: DebugEndpointOptions | undefined;
+  #debug: DebugEndpoint | undefined;
+  /** The endpoint module being loaded and started (set by start(), once). */
+  #debugStarting: Promise<void> | undefined;
+  #debugClosed = false;
   #threadContext: ThreadContextPublisher | undefined;
   #stopWorkerCounters: (() => void) | undefined;
   /** The runtime's span counters, once its threads and readers are up. */
@@ -185,7 +191,7 @@ export class Spanfuse {
     const ring = config.debug.enabled && workerThreads.isMainThread ? new WindowRing() : undefined;
     if (ring !== undefined) {
       exporters.push(ring);
-      this.#debug = new DebugEndpoint({ config: config.debug, ring, closeWindow: () => void this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag });
+      this.#debugOptions = { config: config.debug, ring, closeWindow: () => void this.#closeWindow(true), windowMs: config.windowMs, diagnostics: this.#diag };
     }
     this.#pipeline = new ExportPipeline({
       exporters: workerThreads.isMainThread ? exporters : exporters.map(workerSafeExporter),
@@ -263,7 +269,7 @@ export class Spanfuse {
       this.#signals = ['SIGTERM', 'SIGINT'];
       for (const sig of this.#signals) process.on(sig, this.#onSignal);
     }
-    void this.#debug?.start();
+    this.#startDebug();
     this.#workers = startWorkerSupport(() => {
       if (this.#collecting || this.#shutdown !== undefined) return false;
       this.#exitSync();
@@ -398,8 +404,28 @@ export class Spanfuse {
     }
   }
 
+  #startDebug(): void {
+    const options = this.#debugOptions;
+    if (options === undefined || this.#debugStarting !== undefined) return;
+    this.#debugStarting = import('./debug/endpoint.js')
+      .then(async ({ DebugEndpoint: Endpoint }) => {
+        if (this.#debugClosed) return;
+        this.#debug = new Endpoint(options);
+        await this.#debug.start();
+      })
+      .catch((err: unknown) => this.#diag.error('debug.endpoint', err));
+  }
+
+  /** Stop the endpoint, or keep it from starting when its module is still loading. */
+  #stopDebug(): Promise<void> | undefined {
+    this.#debugClosed = true;
+    const debug = this.#debug;
+    if (debug !== undefined) return debug.stop();
+    return this.#debugStarting?.then(() => this.#debug?.stop());
+  }
+
   async #shutdownSteps(deadlineMs: number): Promise<void> {
-    const debugStopped = this.#debug?.stop();
+    const debugStopped = this.#stopDebug();
     this.#stopTimers();
     await this.#closeWindow(false);
     this.#heap?.stop();
@@ -589,7 +615,7 @@ export class Spanfuse {
     if (this.#exited || this.#shutdownDone) return;
     this.#exited = true;
     this.#shutdown ??= Promise.resolve();
-    void this.#debug?.stop();
+    void this.#stopDebug();
     this.#stopTimers();
     // Windows still being built are finished now, in order, then the last one.
     for (const steps of this.#building.splice(0)) {
