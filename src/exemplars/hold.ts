@@ -19,12 +19,19 @@ export class Hold<E extends HoldEntry> {
   readonly #entries = new Set<E>();
   readonly #byWindow = new Map<string, E[]>();
   readonly #onExpire: (entries: E[]) => void;
+  readonly #maxPerExpire: number;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(capacity: number, maxDelayMs: number, onExpire: (entries: E[]) => void) {
+  /**
+   * `maxPerExpire`: most entries handed to `onExpire` per timer turn; the
+   * rest of a burst of expired entries follows on later turns, so releasing
+   * many at once never holds the event loop for long.
+   */
+  constructor(capacity: number, maxDelayMs: number, onExpire: (entries: E[]) => void, maxPerExpire = Infinity) {
     this.capacity = capacity;
     this.maxDelayMs = maxDelayMs;
     this.#onExpire = onExpire;
+    this.#maxPerExpire = Math.max(1, maxPerExpire);
   }
 
   get size(): number {
@@ -99,7 +106,7 @@ export class Hold<E extends HoldEntry> {
     const now = performance.now();
     const expired: E[] = [];
     for (const e of this.#entries) {
-      if (e.deadline > now) break;
+      if (e.deadline > now || expired.length >= this.#maxPerExpire) break;
       expired.push(e);
     }
     const touched = new Set<string>();

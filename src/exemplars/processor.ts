@@ -156,9 +156,14 @@ export class TailSpanProcessor implements SpanProcessor {
     this.#maxSpansPerWindow = options.maxSpansPerWindow ?? 100_000;
     this.#scrub = options.scrubText ?? ((text) => text);
     const delay = this.#settings.holdMaxDelayMs ?? options.windowMs + this.#settings.holdMarginMs;
-    this.#hold = new Hold<Held>(this.#settings.holdMaxSpans, delay, (expired) => {
-      this.#releaseAll(expired, 'timeout');
-    });
+    this.#hold = new Hold<Held>(
+      this.#settings.holdMaxSpans,
+      delay,
+      (expired) => {
+        this.#releaseAll(expired, 'timeout');
+      },
+      RELEASE_STEP,
+    );
   }
 
   onStart(span: Span, parentContext: Context): void {
