@@ -53,6 +53,9 @@ const spanfuseBase = {
   serviceName: 'spanfuse-bench',
 } as const;
 
+/** The runtime stage off entirely. */
+const RUNTIME_OFF = { threadState: false, perfEvents: false, processContext: false, threadContext: false, nameThreads: false } as const;
+
 export const CONFIGS: readonly BenchConfig[] = [
   {
     name: 'control',
@@ -156,7 +159,7 @@ export const CONFIGS: readonly BenchConfig[] = [
     spanfuseEntry: 'start',
     spanfuseOptions: {
       ...spanfuseBase,
-      runtime: { threadState: false, perfEvents: false, processContext: false, threadContext: false, nameThreads: false },
+      runtime: RUNTIME_OFF,
     },
     byDefault: false,
   },
@@ -191,7 +194,7 @@ export const CONFIGS: readonly BenchConfig[] = [
       ...spanfuseBase,
       spansFile: false,
       tail: { enabled: false },
-      runtime: { threadState: false, perfEvents: false, processContext: false, threadContext: false, nameThreads: false },
+      runtime: RUNTIME_OFF,
     },
     byDefault: false,
   },
