@@ -272,7 +272,11 @@ export class Spanfuse {
     this.#startDebug();
     this.#workers = startWorkerSupport(() => {
       if (this.#collecting || this.#shutdown !== undefined) return false;
-      this.#exitSync();
+      // This runs wherever the inspector interrupted the worker's JavaScript,
+      // possibly inside a context manager's `with()` that has checked the
+      // sampler and is about to enter its frame: the native profiler stays
+      // started (restart), so that call cannot meet a stopped profiler.
+      this.#exitSync(true);
       return true;
     });
   }
@@ -609,7 +613,7 @@ export class Spanfuse {
    * `process.exit()` leaves no turn of the event loop: the last window and the
    * buffered spans are written synchronously here.
    */
-  #exitSync(): void {
+  #exitSync(keepSampling = false): void {
     // Also when an async shutdown is under way: what it has not written yet
     // (windows being encoded, queued, held spans) is written here.
     if (this.#exited || this.#shutdownDone) return;
@@ -624,7 +628,9 @@ export class Spanfuse {
     }
     let last: WindowProfile | undefined;
     try {
-      const raw = this.#contextManager.shieldFrame(() => this.#sampler.close(false));
+      const raw = keepSampling
+        ? this.#sampler.close(true)
+        : this.#contextManager.shieldFrame(() => this.#sampler.close(false));
       if (raw !== undefined) last = runSync(this.#windowSteps(raw));
     } catch (err) {
       this.#diag.error('sampler.collect', err);
