@@ -61,7 +61,12 @@ void test('wired by start(): sf.spanProcessor(downstream) marks, holds and enric
     assert.equal(a['profiler.tail.quantile'], 'budget');
     assert.equal(a['profiler.exemplar.status'], 'complete');
     const cpu = a['profiler.cpu.time_ns'] as number;
-    assert.ok(Math.abs(cpu - known) <= 0.25 * known, `cpu.time_ns ${cpu} vs known ${known}`);
+    // The figure is the sum of the span's samples' CPU; a sample V8 drops takes
+    // its CPU with it. At 1 ms, V8 drops 10-20% of samples on an idle 2-core
+    // machine and more under CI load (72% of the known burn seen there), so
+    // this bound only says the figure is the span's burn, not a stray window.
+    // The exact check is below: the figure equals its samples on disk.
+    assert.ok(cpu >= 0.5 * known && cpu <= 1.25 * known, `cpu.time_ns ${cpu} vs known ${known}`);
     const id = a['profiler.exemplar.id'] as string;
     const file = readdirSync(dir).find((f) => f.includes(id) && f.endsWith('.pb.gz') && !f.includes('.heap.') && !f.includes('.offcpu.'));
     assert.ok(file, `profile ${id} on disk: ${readdirSync(dir).join(', ')}`);
@@ -70,6 +75,10 @@ void test('wired by start(): sf.spanProcessor(downstream) marks, holds and enric
     const spanId = burn.spanContext().spanId;
     const mine = p.sample.filter((x) => x.label.some((l) => s[Number(l.key)] === 'span_id' && s[Number(l.str)] === spanId));
     assert.ok(mine.length > 0, 'the named profile holds samples labelled with the span id');
+    const cpuIdx = p.sampleType.findIndex((t) => s[Number(t.type)] === 'cpu');
+    assert.ok(cpuIdx >= 0, 'the profile has a cpu sample type');
+    const onDisk = mine.reduce((sum, x) => sum + Number(x.value[cpuIdx]), 0);
+    assert.ok(Math.abs(onDisk - cpu) <= 1, `cpu.time_ns ${cpu} is the sum of the span's samples on disk (${onDisk})`);
     console.log(`# wired: known ${(known / 1e6).toFixed(1)} ms, cpu.time_ns ${(cpu / 1e6).toFixed(1)} ms, ${mine.length} samples in ${file}`);
     await provider.shutdown();
   } finally {
