@@ -36,3 +36,26 @@ test('a 120 ms synchronous block shows as event-loop delay; GC pauses are counte
     m.stop();
   }
 });
+
+test('an idle thread backs the timer off; a span read snaps it back and a block is still measured', async () => {
+  const m = new LoopGcMonitor(10, 80);
+  m.start();
+  try {
+    assert.equal(m.periodMs, 10);
+    // Idle: 10 -> 20 -> 40 -> 80 after three quiet firings (~70 ms; a loaded machine may take longer).
+    const deadline = Date.now() + 5000;
+    while (m.periodMs < 80 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(m.periodMs, 80, 'backed off to the maximum while idle');
+    const before = m.cumulativeDelayNs();
+    assert.equal(m.periodMs, 10, 'a read re-arms at the busy period');
+    const end = Date.now() + 120;
+    while (Date.now() < end) {
+      // block the loop
+    }
+    await new Promise((r) => setTimeout(r, 40));
+    const delta = m.cumulativeDelayNs() - before;
+    assert.ok(delta > 80e6, `delay ${delta / 1e6} ms`);
+  } finally {
+    m.stop();
+  }
+});
