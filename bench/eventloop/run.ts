@@ -9,7 +9,8 @@
  * ~60,000 samples (200 µs sampling, 12 s windows).
  *
  *   node dist/bench/eventloop/run.js [--rounds 3] [--seconds 25] [--node PATH]
- *     [--big-window] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--json out.json]
+ *     [--big-window] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...]
+ *     [--json out.json]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -64,6 +65,13 @@ const configs: Config[] = [
   { name: 'control (OTel-traced)', tracing: 'otel', env: {} },
   { name: 'spanfuse', tracing: 'spanfuse', env: { ...extraEnv } },
 ];
+// `--variant KEY=VALUE` (repeatable): also run spanfuse with that setting
+// added, e.g. --variant SPANFUSE_CONTEXT_IN_SAMPLER_FRAME=true.
+args.forEach((a, i) => {
+  if (a !== '--variant') return;
+  const [k, ...v] = (args[i + 1] ?? '').split('=');
+  if (k) configs.push({ name: `spanfuse ${k}=${v.join('=')}`, tracing: 'spanfuse', env: { ...extraEnv, [k]: v.join('=') } });
+});
 // `--baseline DIR`: also run another build of spanfuse (e.g. the main branch
 // compiled with `tsc --outDir DIR`), to compare before and after.
 const baseline = opt('--baseline', '');
