@@ -15,8 +15,8 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { keyValues, option, repoRootFrom } from '../args.js';
 
 interface Result {
   spans: number;
@@ -42,36 +42,24 @@ interface Config {
   readonly dist?: string;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..', '..');
+const repo = repoRootFrom(import.meta.url);
 const args = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : def;
-};
+const opt = (name: string, def: string): string => option(args, name, def);
 const rounds = Number(opt('--rounds', '3'));
 const seconds = Number(opt('--seconds', '25'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
 const jsonOut = opt('--json', '');
-const extraEnv: Record<string, string> = {};
-args.forEach((a, i) => {
-  if (a === '--env') {
-    const [k, ...v] = (args[i + 1] ?? '').split('=');
-    if (k) extraEnv[k] = v.join('=');
-  }
-});
+const extraEnv: Record<string, string> = Object.fromEntries(keyValues(args, '--env'));
 
 const configs: Config[] = [
   { name: 'control (OTel-traced)', tracing: 'otel', env: {} },
   { name: 'spanfuse', tracing: 'spanfuse', env: { ...extraEnv } },
 ];
 // `--variant KEY=VALUE` (repeatable): also run spanfuse with that setting
-// added, e.g. --variant SPANFUSE_CONTEXT_IN_SAMPLER_FRAME=true.
-args.forEach((a, i) => {
-  if (a !== '--variant') return;
-  const [k, ...v] = (args[i + 1] ?? '').split('=');
-  if (k) configs.push({ name: `spanfuse ${k}=${v.join('=')}`, tracing: 'spanfuse', env: { ...extraEnv, [k]: v.join('=') } });
-});
+// added, e.g. --variant SPANFUSE_THREAD_STATE=false.
+for (const [k, v] of keyValues(args, '--variant')) {
+  configs.push({ name: `spanfuse ${k}=${v}`, tracing: 'spanfuse', env: { ...extraEnv, [k]: v } });
+}
 // `--baseline DIR`: also run another build of spanfuse (e.g. the main branch
 // compiled with `tsc --outDir DIR`), to compare before and after.
 const baseline = opt('--baseline', '');

@@ -21,9 +21,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { keyValues, option, repoRootFrom } from '../args.js';
 
 interface Config {
   readonly name: string;
@@ -40,13 +40,9 @@ interface Run {
   readonly rssMb: number;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..', '..');
+const repo = repoRootFrom(import.meta.url);
 const args = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : def;
-};
+const opt = (name: string, def: string): string => option(args, name, def);
 const rounds = Number(opt('--rounds', '3'));
 const warmupS = Number(opt('--warmup', '25'));
 const seconds = Number(opt('--seconds', '60'));
@@ -61,11 +57,7 @@ const configs: Config[] = [
   { name: PPROF, preload: false, env: { IDLE_PPROF: '1' } },
   { name: 'spanfuse defaults', preload: true, env: {} },
 ];
-args.forEach((a, i) => {
-  if (a !== '--variant') return;
-  const [k, ...v] = (args[i + 1] ?? '').split('=');
-  if (k) configs.push({ name: `spanfuse ${k}=${v.join('=')}`, preload: true, env: { [k]: v.join('=') } });
-});
+for (const [k, v] of keyValues(args, '--variant')) configs.push({ name: `spanfuse ${k}=${v}`, preload: true, env: { [k]: v } });
 
 const baseline = opt('--baseline', '');
 if (baseline !== '') configs.push({ name: `spanfuse defaults (${baseline})`, preload: true, env: {}, dist: resolve(baseline) });

@@ -1,0 +1,27 @@
+/**
+ * Command-line helpers shared by the single-file benchmarks (eventloop, idle).
+ */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, from a compiled file at dist/bench/<name>/<file>.js. */
+export function repoRootFrom(moduleUrl: string): string {
+  return resolve(dirname(fileURLToPath(moduleUrl)), '..', '..', '..');
+}
+
+/** The value after `name` in `args`, or `def`. */
+export function option(args: readonly string[], name: string, def: string): string {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : def;
+}
+
+/** Every `flag KEY=VALUE` pair in `args`, in order (a value may contain `=`). */
+export function keyValues(args: readonly string[], flag: string): [string, string][] {
+  const out: [string, string][] = [];
+  args.forEach((a, i) => {
+    if (a !== flag) return;
+    const [k, ...v] = (args[i + 1] ?? '').split('=');
+    if (k) out.push([k, v.join('=')]);
+  });
+  return out;
+}
