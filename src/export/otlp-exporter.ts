@@ -1,8 +1,6 @@
-import { promisify } from 'node:util';
-import { gzip as gzipCb } from 'node:zlib';
 import type { Diagnostics } from '../core/diagnostics.js';
 import type { AttributeValue } from '../core/window.js';
-import { encodeOtlpRequestAsync, spanfuseVersion } from '../profile/index.js';
+import { encodeOtlpRequestAsync, gzipForThread, spanfuseVersion } from '../profile/index.js';
 import { HttpTransport } from './http-transport.js';
 import type { LaneLimits } from './lane.js';
 import { isExportProfilesResponse, readPartialSuccess, readStatusMessage } from './otlp-response.js';
@@ -11,7 +9,6 @@ import type { RetryPolicy } from './retrying-transport.js';
 import type { Transport } from './transport.js';
 import { failure, SUCCESS } from './types.js';
 
-const gzip = promisify(gzipCb);
 
 export interface OtlpHttpExporterOptions {
   /** Full profiles URL, e.g. `http://collector:4318/v1development/profiles`. */
@@ -52,7 +49,7 @@ export function createOtlpHttpExporter(o: OtlpHttpExporterOptions): QueuedExport
     diagnostics: o.diagnostics,
     encode: async (window) => {
       const raw = await encodeOtlpRequestAsync(window, encoderOptions);
-      const body = o.compression === 'gzip' ? await gzip(raw) : raw;
+      const body = o.compression === 'gzip' ? await gzipForThread(raw) : raw;
       return [{ body }];
     },
     inspect: (result, count) => {

@@ -1,4 +1,5 @@
 export { encodePprofGzip, encodeWindowPprof, encodeWindowPprofSync, pprofParts } from './pprof.js';
+export { gzipForThread, gzipSyncForThread } from './gzip.js';
 export { encodePprof, encodePprofSync } from './pprof-writer.js';
 export type { EncodedPprof, PprofKind, PprofPart } from './pprof.js';
 export { encodeOtlpRequest, encodeOtlpRequestAsync, profileIdBytes, profileResource, spanfuseVersion, FRAME_TYPE_KEY, FRAME_TYPE_V8JS } from './otlp/index.js';

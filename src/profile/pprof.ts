@@ -1,10 +1,7 @@
-import { promisify } from 'node:util';
-import { gzip as gzipCb, gzipSync } from 'node:zlib';
 import type { Profile } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
+import { gzipForThread, gzipSyncForThread } from './gzip.js';
 import { encodePprof, encodePprofSync } from './pprof-writer.js';
-
-const gzip = promisify(gzipCb);
 
 /** Which pprof profiles a window carries, with the file suffix each gets. */
 export type PprofKind = 'wall' | 'heap' | 'offcpu';
@@ -25,7 +22,7 @@ export function pprofParts(window: WindowProfile): PprofPart[] {
 /** Serialize and gzip one pprof profile, off the hot path (async encode + gzip). */
 export async function encodePprofGzip(profile: Profile): Promise<Buffer> {
   const raw = await encodePprof(profile);
-  return gzip(raw);
+  return gzipForThread(raw);
 }
 
 export interface EncodedPprof {
@@ -51,5 +48,5 @@ export function encodeWindowPprof(window: WindowProfile): Promise<EncodedPprof[]
 
 /** Gzip pprof of every profile in the window, synchronously (process exit only). */
 export function encodeWindowPprofSync(window: WindowProfile): EncodedPprof[] {
-  return pprofParts(window).map((part) => ({ kind: part.kind, bytes: gzipSync(encodePprofSync(part.profile)) }));
+  return pprofParts(window).map((part) => ({ kind: part.kind, bytes: gzipSyncForThread(encodePprofSync(part.profile)) }));
 }
