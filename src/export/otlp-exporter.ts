@@ -9,7 +9,6 @@ import type { RetryPolicy } from './retrying-transport.js';
 import type { Transport } from './transport.js';
 import { failure, SUCCESS } from './types.js';
 
-
 export interface OtlpHttpExporterOptions {
   /** Full profiles URL, e.g. `http://collector:4318/v1development/profiles`. */
   readonly url: URL;

@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { isMainThread } from 'node:worker_threads';
-import { gzip as zlibGzip, gzipSync as zlibGzipSync } from 'node:zlib';
+import { crc32, gzip as zlibGzip, gzipSync as zlibGzipSync } from 'node:zlib';
 
 const zlibGzipAsync = promisify(zlibGzip);
 
@@ -12,8 +12,9 @@ const zlibGzipAsync = promisify(zlibGzip);
  * cleanup (`CompressionStream::Close() ... Assertion failed: init_done_ &&
  * "close before init"` in node_zlib.cc, seen in CI's mass-terminate run). In
  * a worker the output is a valid gzip member of *stored* (uncompressed)
- * deflate blocks, built in plain JavaScript: every gzip reader accepts it,
- * and a worker's files are larger (pprof compresses about 3-5x).
+ * deflate blocks, built in plain JavaScript (zlib's `crc32` is a plain
+ * function, no handle): every gzip reader accepts it, and a worker's files
+ * are larger (pprof compresses about 3-5x).
  */
 export function gzipSyncForThread(data: Uint8Array): Buffer {
   return isMainThread ? zlibGzipSync(data) : storedGzip(data);
@@ -46,23 +47,4 @@ export function storedGzip(data: Uint8Array): Buffer {
   out.writeUInt32LE(crc32(data), o);
   out.writeUInt32LE(data.length >>> 0, o + 4);
   return out;
-}
-
-let table: Uint32Array | undefined;
-
-/** CRC-32 (IEEE 802.3, reflected, as gzip uses it). */
-export function crc32(data: Uint8Array): number {
-  let t = table;
-  if (t === undefined) {
-    t = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      t[n] = c >>> 0;
-    }
-    table = t;
-  }
-  let crc = 0xffffffff;
-  for (let i = 0; i < data.length; i++) crc = (t[(crc ^ (data[i] as number)) & 0xff] as number) ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
 }

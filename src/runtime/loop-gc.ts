@@ -13,8 +13,9 @@ import type { AttributeValue } from '../core/window.js';
  *
  * The timer runs every `intervalMs` (20) while the thread is busy, and backs
  * off, doubling up to `maxIntervalMs` (320), while it is idle: no lateness,
- * no I/O event handled since the last firing and no span read. Each firing wakes an idle thread, and 50 wake-ups a second
- * cost an idle process about 1% of a core on this project's VMs
+ * no I/O event handled since the last firing and no span read. Each firing
+ * wakes an idle thread, and 50 wake-ups a second cost an idle process about
+ * 1% of a core on this project's VMs
  * (bench/results/idle-2026-12-02.md). A span's read snaps the period back at
  * once, so spans always see the busy rate; what an idle stretch can miss is a
  * block that starts during it and ends before the next firing outside any span.
@@ -80,9 +81,16 @@ export class LoopGcMonitor {
     this.#obs.observe({ entryTypes: ['gc'] });
   }
 
+  /** (Re)start the timer from now: the same period reuses it, another replaces it. */
   #arm(periodMs: number): void {
-    this.#periodMs = periodMs;
     this.#last = performance.now();
+    const timer = this.#timer;
+    if (timer !== undefined && periodMs === this.#periodMs) {
+      timer.refresh();
+      return;
+    }
+    if (timer !== undefined) clearTimeout(timer);
+    this.#periodMs = periodMs;
     this.#timer = setTimeout(this.#onTimer, periodMs);
     this.#timer.unref();
   }
@@ -94,10 +102,7 @@ export class LoopGcMonitor {
     const busy = this.#read || lateMs > BUSY_LATE_MS || events !== this.#events;
     this.#events = events;
     this.#read = false;
-    const next = busy ? this.#intervalMs : Math.min(this.#maxIntervalMs, this.#periodMs * 2);
-    if (next !== this.#periodMs) return this.#arm(next);
-    this.#last = performance.now();
-    this.#timer.refresh();
+    this.#arm(busy ? this.#intervalMs : Math.min(this.#maxIntervalMs, this.#periodMs * 2));
   };
 
   /** Record the lateness of the firing due now; returns it in ms. */
@@ -123,10 +128,7 @@ export class LoopGcMonitor {
     this.#read = true;
     if (this.#periodMs !== this.#intervalMs && this.#timer !== undefined) {
       const now = performance.now();
-      if (now - this.#last < this.#periodMs) {
-        clearTimeout(this.#timer);
-        this.#arm(this.#intervalMs);
-      }
+      if (now - this.#last < this.#periodMs) this.#arm(this.#intervalMs);
     }
     return this.#totalNs;
   }
