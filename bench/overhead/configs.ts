@@ -45,6 +45,8 @@ export interface BenchConfig {
   readonly appTracingFirst?: boolean;
   /** Part of the default set; others run only when named with --configs. */
   readonly byDefault: boolean;
+  /** spanfuse only: load this build instead of --spanfuse (set by --baseline for the `@base` twins). */
+  readonly spanfuseModule?: string;
 }
 
 const spanfuseBase = {
@@ -192,6 +194,22 @@ export const CONFIGS: readonly BenchConfig[] = [
     spanfuseEntry: 'start',
     spanfuseOptions: {
       ...spanfuseBase,
+      spansFile: false,
+      tail: { enabled: false },
+      runtime: RUNTIME_OFF,
+    },
+    byDefault: false,
+  },
+  {
+    name: 'spanfuse-sampler-only-50hz',
+    description: 'spanfuse-sampler-only at 50 Hz (samplingIntervalMicros 20000): what the rate alone buys',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: {
+      ...spanfuseBase,
+      samplingIntervalMicros: 20000,
       spansFile: false,
       tail: { enabled: false },
       runtime: RUNTIME_OFF,

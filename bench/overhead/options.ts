@@ -71,6 +71,9 @@ export const USAGE = `usage: node dist/bench/overhead/run.js [options]
     .join(',')}; all: ${CONFIGS.map((c) => c.name).join(',')})
   --nodes a,b             runtimes: node20 (node on PATH), node24 (node_modules/node), or name=/path/to/node
   --spanfuse PATH         spanfuse module to load (default <repo>/dist/src/index.js)
+  --baseline DIR          A/B two builds in one interleaved run: every spanfuse configuration C
+                          gets a twin C@base loading DIR/dist/src/index.js (DIR: another checkout,
+                          e.g. a git worktree of an older commit, built)
   --no-pin                do not pin server and load generator to cores
   --service NAME          default (mix of /json, /async, /fanout) or issue11 (~1.8 ms CPU
                           around one await setImmediate, issue 11's service)
@@ -110,6 +113,7 @@ export function parseOptions(argv: readonly string[]): Options {
       configs: { type: 'string' },
       nodes: { type: 'string' },
       spanfuse: { type: 'string' },
+      baseline: { type: 'string' },
       'no-pin': { type: 'boolean', default: false },
       service: { type: 'string' },
       'server-cpu': { type: 'string' },
@@ -142,6 +146,13 @@ export function parseOptions(argv: readonly string[]): Options {
     if (!configs.some((c) => c.name === 'control')) {
       const control = CONFIGS.find((c) => c.name === 'control');
       if (control !== undefined) configs.unshift(control);
+    }
+  }
+  if (values.baseline !== undefined) {
+    const baseModule = resolve(values.baseline, 'dist', 'src', 'index.js');
+    if (!existsSync(baseModule)) throw new Error(`--baseline: ${baseModule} not found (build that checkout first)`);
+    for (const c of [...configs]) {
+      if (c.profiler === 'spanfuse') configs.splice(configs.indexOf(c) + 1, 0, { ...c, name: `${c.name}@base`, byDefault: false, spanfuseModule: baseModule });
     }
   }
   const runtimes = (values.nodes ?? (soak ? 'node24' : 'node24,node20')).split(',').map((s): Runtime => {

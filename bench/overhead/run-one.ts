@@ -69,7 +69,7 @@ export async function runOne(
     labels: cfg.labels,
     appTracingFirst: cfg.appTracingFirst === true,
     spanfuseEntry: cfg.spanfuseEntry ?? 'start',
-    spanfuseModule: o.spanfuseModule,
+    spanfuseModule: cfg.spanfuseModule ?? o.spanfuseModule,
     spanfuseOptions: (fillPlaceholders(cfg.spanfuseOptions ?? {}, ph) ?? {}) as Record<string, unknown>,
     sinkUrl: sink.url,
     windowMs: o.windowMs,
@@ -82,7 +82,7 @@ export async function runOne(
   const execArgv = [...(cfg.execArgv ?? []), ...o.serverFlags];
   if (o.mode === 'soak') execArgv.push('--expose-gc');
   if (cfg.profiler === 'dd-trace') execArgv.push(...ddTraceArgv(o.repoRoot));
-  if (cfg.profiler === 'spanfuse' && cfg.spanfuseEntry === 'register') execArgv.push(...spanfuseRegisterArgv(o.spanfuseModule));
+  if (cfg.profiler === 'spanfuse' && cfg.spanfuseEntry === 'register') execArgv.push(...spanfuseRegisterArgv(cfg.spanfuseModule ?? o.spanfuseModule));
   const server = new Child<ToServer, FromServer>({
     nodeBin: rt.bin,
     execArgv,
