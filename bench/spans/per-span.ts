@@ -7,6 +7,8 @@
 //             manager, provider and processors (local root, tail, spans.jsonl)
 //   spanfuse-tc  the same with SPANFUSE_THREAD_CONTEXT=true (OTEP-4947)
 //   spanfuse-nofile  defaults but SPANFUSE_SPANS_FILE=false (what spans.jsonl costs)
+//   spanfuse-state-main  defaults but SPANFUSE_THREAD_STATE_HOST=main (thread-state
+//             passes on the event loop; a freshness check at every span boundary)
 // The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
 // with a turn of the event loop (setImmediate) every 64 spans.
 // Rounds interleave the variants (order rotated each round); the table gives
@@ -14,7 +16,7 @@
 // CPU time (all threads: includes the sampler's and V8's profiler threads).
 // Run (after `npm run build`):
 //   node dist/bench/spans/per-span.js [--rounds 9] [--spans 100000]
-//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile] [--node-arg=--no-async-context-frame]
+//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-main] [--node-arg=--no-async-context-frame]
 //        [--node /path/to/node]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,8 +25,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
-type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile';
-const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile'];
+type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-main';
+const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile', 'spanfuse-state-main'];
 
 interface ChildResult {
   readonly variant: VariantName;
@@ -125,6 +127,7 @@ function parent(): void {
           SPANFUSE_OUTPUT_DIR: join(out, `${v}-${r}`),
           SPANFUSE_THREAD_CONTEXT: v === 'spanfuse-tc' ? 'true' : 'false',
           SPANFUSE_SPANS_FILE: v === 'spanfuse-nofile' ? 'false' : 'true',
+          SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-main' ? 'main' : 'worker',
         };
         const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans)], { env, encoding: 'utf8', timeout: 300_000 });
         if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);

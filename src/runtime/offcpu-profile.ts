@@ -2,7 +2,7 @@ import { Function as PFunction, Line, Location, Profile, Sample, StringTable, Va
 import { LABEL_THREAD_ID, LABEL_THREAD_NAME } from '../core/labels.js';
 import type { Arch } from './platform.js';
 import type { StateSnapshot } from './state-reader.js';
-import { NR_NOT_IN_SYSCALL, NR_NOT_SCHEDULED, NR_SHORT_WAITS, REASON_OVERFLOW, decodeReasonKey } from './state-table.js';
+import { NR_NOT_IN_SYSCALL, NR_NOT_SCHEDULED, NR_SHORT_WAITS, NR_UNOBSERVED, REASON_OVERFLOW, decodeReasonKey } from './state-table.js';
 import { syscallName } from './syscalls.js';
 
 /** Label with the wait reason (syscall name) on every off-CPU sample. */
@@ -63,7 +63,9 @@ export function buildOffCpuProfile(input: OffCpuInput): Profile | undefined {
               ? 'short_waits'
               : r.syscallNr === NR_NOT_SCHEDULED
                 ? 'not_scheduled'
-                : syscallName(input.arch, r.syscallNr);
+                : r.syscallNr === NR_UNOBSERVED
+                  ? 'unobserved'
+                  : syscallName(input.arch, r.syscallNr);
         wchan = input.wchanName(r.wchanId);
       }
       const stack = wchan !== undefined && wchan !== syscall ? [location(wchan), location(syscall)] : [location(syscall)];

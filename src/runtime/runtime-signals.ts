@@ -139,6 +139,7 @@ export class RuntimeSignals {
         arch: p.arch,
         diagnostics: this.#diag,
         threads: this.#c.threadStateThreads,
+        host: this.#c.threadStateHost,
       });
       // The shared table exists once start() returned: span counters can read
       // it from the first span on; they show sampler figures once passes run.
@@ -251,6 +252,7 @@ export class RuntimeSignals {
         this.#prev = current;
         if (offCpu) window.offCpu = offCpu;
         attributes['runtime.thread_state.hz'] = this.#c.threadStateHz;
+        attributes['runtime.thread_state.host'] = this.#c.threadStateHost;
       }
     } catch (err) {
       this.#diag.error('runtime.collect_window', err);

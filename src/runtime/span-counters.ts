@@ -111,6 +111,7 @@ export class ThreadWindowCounters implements SpanCounterSource {
     const d = this.#d;
     if (d.threadCounters && !d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
     if (d.state) {
+      d.state.freshen();
       t[I_PASSES] = d.state.passes();
       // Without exact reads, switches come from the sampler; faults land in
       // I_MINFLT (the sampler sums minor and major).

@@ -33,9 +33,24 @@ export class StateReader {
   readonly #slotHint = new Map<number, number>();
   #lastTid = -1;
   #lastSlot = 0;
+  #freshen: (() => void) | undefined;
 
   constructor(views: StateViews) {
     this.views = views;
+  }
+
+  /**
+   * Where the sampler runs on the reading thread: `fn` runs its pass if one
+   * is overdue. Called by {@link freshen} (before a span's counters are read)
+   * and {@link snapshot}.
+   */
+  setFreshen(fn: (() => void) | undefined): void {
+    this.#freshen = fn;
+  }
+
+  /** Bring the table up to date where the sampler runs on this thread (no-op otherwise). */
+  freshen(): void {
+    this.#freshen?.();
   }
 
   #slot(tid: number): number {
@@ -96,6 +111,7 @@ export class StateReader {
   }
 
   snapshot(): StateSnapshot {
+    this.#freshen?.();
     const out = new Map<number, ThreadStateTotals>();
     const v = this.views;
     for (let slot = 0; slot < MAX_SLOTS; slot++) {

@@ -102,13 +102,23 @@ export const NR_SHORT_WAITS = -2;
  */
 export const NR_NOT_SCHEDULED = -3;
 
+/**
+ * Off-CPU of the thread that runs the sampling passes itself (the main thread
+ * with `threadStateHost: 'main'`): measured, but its reason cannot be, since a
+ * thread only ever sees itself running. Its futex time is NaN (unknown).
+ */
+export const NR_UNOBSERVED = -4;
+
+/** Added to a (pseudo) syscall number in a reason key, so every key is positive. */
+const NR_BIAS = 8;
+
 /** Encode (syscall number or a pseudo number above; wchan id) as a positive key; 0 is "empty". */
 export function reasonKeyOf(syscallNr: number, wchanId: number): number {
-  return ((syscallNr + 4) << 8) | (wchanId & 0xff);
+  return ((syscallNr + NR_BIAS) << 8) | (wchanId & 0xff);
 }
 
 export function decodeReasonKey(key: number): { syscallNr: number; wchanId: number } {
-  return { syscallNr: (key >> 8) - 4, wchanId: key & 0xff };
+  return { syscallNr: (key >> 8) - NR_BIAS, wchanId: key & 0xff };
 }
 
 /** Writer side: store a wchan name, returning its id (0 = unknown). */

@@ -13,6 +13,7 @@ import {
   NR_NOT_IN_SYSCALL,
   NR_NOT_SCHEDULED,
   NR_SHORT_WAITS,
+  NR_UNOBSERVED,
   REASONS_PER_SLOT,
   REASON_OVERFLOW,
   internWchan,
@@ -71,8 +72,15 @@ interface Tracked {
 export interface LoopOptions {
   readonly procSelf: string;
   readonly pid: number;
-  /** The sampler's own thread, excluded. */
+  /** The sampler's own thread, excluded (-1: none). */
   readonly selfTid: number;
+  /**
+   * A tracked thread that runs the passes itself (the main thread when the
+   * sampler has no thread of its own): its times and switches are read, but
+   * it is always running when it looks, so its off-CPU time is accounted to
+   * NR_UNOBSERVED and its futex time is unknown (NaN).
+   */
+  readonly hostTid?: number;
   readonly futexNrs: readonly number[];
   /** Re-list threads every this many passes. */
   readonly refreshEvery: number;
@@ -138,15 +146,20 @@ export class ThreadStateLoop {
     // fault, same syscall. One that was running may have blocked since
     // without a new timeslice, so it is always re-read.
     const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices || t.lastNr === RUNNING_NR;
-    const vcsw = t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
+    const vcsw = t.statusFd >= 0 && (scheduled || t.syscallFd < 0) ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
     const noVoluntarySwitch = vcsw === t.lastVcsw;
     t.lastVcsw = vcsw;
+    if (!sched && t.syscallFd < 0) return; // the host without schedstat: nothing to measure
     if (!sched) {
       // No schedstat: attribute the whole interval to the sampled state.
       const nr = this.#readSyscallNr(t);
       if (nr === undefined) return;
       this.#noteReason(t, nr, checkWchan);
       if (!firstSeen && elapsedNs > 0 && nr !== RUNNING_NR) this.#account(t, nr, t.lastWchanId, elapsedNs);
+      return;
+    }
+    if (t.syscallFd < 0) {
+      this.#visitHost(t, sched, firstSeen, elapsedNs);
       return;
     }
     const [onNs, rqNs, slices] = sched;
@@ -191,6 +204,23 @@ export class ThreadStateLoop {
       wchan = nr === NR_SHORT_WAITS ? 0 : prevWchan;
     }
     this.#account(t, nr, wchan, offNs);
+  }
+
+  /** The thread running this pass: off-CPU is measured, its reason is not observable. */
+  #visitHost(t: Tracked, sched: [number, number, number], firstSeen: boolean, elapsedNs: number): void {
+    const [onNs, rqNs, slices] = sched;
+    const offNs = t.carryNs + elapsedNs - (onNs - t.lastOnNs) - (rqNs - t.lastRqNs);
+    t.lastOnNs = onNs;
+    t.lastRqNs = rqNs;
+    t.lastSlices = slices;
+    t.lastNr = RUNNING_NR;
+    if (firstSeen || elapsedNs === 0) return;
+    if (offNs <= 0) {
+      t.carryNs = offNs;
+      return;
+    }
+    t.carryNs = 0;
+    this.#account(t, NR_UNOBSERVED, 0, offNs);
   }
 
   #noteReason(t: Tracked, nr: number, checkWchan: boolean): void {
@@ -391,17 +421,19 @@ export class ThreadStateLoop {
   #track(tid: number): void {
     const slot = this.#claimSlot(tid);
     if (slot < 0) return;
-    const syscallFd = this.#open(tid, 'syscall');
-    if (syscallFd < 0) {
+    const host = tid === this.#o.hostTid;
+    const syscallFd = host ? -1 : this.#open(tid, 'syscall');
+    if (syscallFd < 0 && !host) {
       this.#releaseSlot(slot);
       return;
     }
+    if (host) this.#v.values[valueIndex(slot, F_FUTEX)] = Number.NaN;
     const js = this.#isJsThread(tid);
     const t: Tracked = {
       tid,
       slot,
       syscallFd,
-      wchanFd: this.#open(tid, 'wchan'),
+      wchanFd: host ? -1 : this.#open(tid, 'wchan'),
       schedFd: this.#open(tid, 'schedstat'),
       statusFd: js ? this.#open(tid, 'status') : -1,
       statFd: js ? this.#open(tid, 'stat') : -1,

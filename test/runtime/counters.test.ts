@@ -37,10 +37,13 @@ for (const useKoffi of [true, false]) {
   });
 }
 
-for (const mode of ['syscall', 'sampler'] as const) {
-test(`span counters (${mode}): present where supported, hardware ones absent with a recorded reason`, { skip: !linux }, async () => {
+for (const [mode, host] of [['syscall', 'worker'], ['sampler', 'worker'], ['sampler', 'main']] as const) {
+test(`span counters (${mode}, thread state on ${host}): present where supported, hardware ones absent with a recorded reason`, { skip: !linux }, async () => {
   const problems = new Problems();
-  const rs = new RuntimeSignals(parseRuntimeConfig({}, problems, { spanCounters: mode, threadStateHz: 50 }), new Diagnostics(() => undefined));
+  const rs = new RuntimeSignals(
+    parseRuntimeConfig({}, problems, { spanCounters: mode, threadStateHz: 50, threadStateHost: host }),
+    new Diagnostics(() => undefined),
+  );
   await rs.start();
   try {
     const src = rs.spanCounters();
@@ -52,7 +55,11 @@ test(`span counters (${mode}): present where supported, hardware ones absent wit
       await new Promise((res) => setTimeout(res, 20));
     }
     const d = src.end(t);
-    for (const k of ['profiler.ctx_switches.voluntary', 'profiler.ctx_switches.involuntary', 'profiler.page_faults', 'profiler.futex.wait_ns', 'profiler.eventloop.delay_ns']) {
+    const present = ['profiler.ctx_switches.voluntary', 'profiler.ctx_switches.involuntary', 'profiler.page_faults', 'profiler.eventloop.delay_ns'];
+    // On the main host a thread cannot see itself wait: its futex time is unknown, so absent.
+    if (host === 'worker') present.push('profiler.futex.wait_ns');
+    else assert.equal('profiler.futex.wait_ns' in d, false, `futex on the main host: ${d['profiler.futex.wait_ns']}`);
+    for (const k of present) {
       assert.ok(typeof d[k] === 'number' && d[k] >= 0, `${k} = ${d[k]}`);
     }
     const stats = rs.stats();
@@ -73,7 +80,7 @@ test(`span counters (${mode}): present where supported, hardware ones absent wit
       assert.ok(stats.unsupported['perf.task_clock_ns'], 'software perf counters absent with a reason');
     }
     assert.ok((d['profiler.ctx_switches.voluntary'] ?? 0) > 0, 'sleeps are voluntary switches');
-    assert.ok((d['profiler.futex.wait_ns'] ?? 0) > 0, 'Atomics.wait is a futex wait');
+    if (host === 'worker') assert.ok((d['profiler.futex.wait_ns'] ?? 0) > 0, 'Atomics.wait is a futex wait');
   } finally {
     await rs.stop();
   }
@@ -88,9 +95,18 @@ test('runtime config: code > env > default, problems named', () => {
   assert.equal(c.perfEvents, false);
   assert.equal(c.threadpoolSize, 8);
   assert.equal(c.threadState, true);
+  assert.equal(c.threadStateHost, 'main');
+  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'Worker' }, p).threadStateHost, 'worker');
+  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'worker' }, p, { threadStateHost: 'main' }).threadStateHost, 'main');
+  assert.deepEqual(p.list, []);
   const bad = new Problems();
-  parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: 'fast', SPANFUSE_THREAD_CONTEXT: 'maybe' }, bad, { threadpoolSize: 0 });
-  assert.deepEqual(bad.list.map((x) => x.field).sort(), ['SPANFUSE_THREAD_CONTEXT', 'SPANFUSE_THREAD_STATE_HZ', 'runtime.threadpoolSize']);
+  parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: 'fast', SPANFUSE_THREAD_CONTEXT: 'maybe', SPANFUSE_THREAD_STATE_HOST: 'thread' }, bad, { threadpoolSize: 0 });
+  assert.deepEqual(bad.list.map((x) => x.field).sort(), [
+    'SPANFUSE_THREAD_CONTEXT',
+    'SPANFUSE_THREAD_STATE_HOST',
+    'SPANFUSE_THREAD_STATE_HZ',
+    'runtime.threadpoolSize',
+  ]);
 });
 
 test('a span with no sampler pass inside gets no sampler-derived counters (absent, not zero)', { skip: !linux }, async () => {

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, constants } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, constants } from 'node:fs';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Profile } from 'pprof-format';
@@ -15,7 +17,8 @@ const linux = process.platform === 'linux';
 
 function config() {
   const problems = new Problems();
-  const c = parseRuntimeConfig({}, problems, { threadStateHz: 100 });
+  // The worker host: these tests watch the main thread's own wait reasons.
+  const c = parseRuntimeConfig({}, problems, { threadStateHz: 100, threadStateHost: 'worker' });
   assert.deepEqual(problems.list, []);
   return c;
 }
@@ -158,5 +161,57 @@ test('a blocking FIFO read shows as read off-CPU; its syscall arguments appear i
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("threadStateHost 'main': no extra thread; other threads' reasons seen, this thread's off-CPU measured as unobserved", { skip: !linux }, async () => {
+  const problems = new Problems();
+  // 'all': the blocker is not a spanfuse-named worker (w<id>:<name>), so 'app' would skip it.
+  const c = parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'main' }, problems, { threadStateHz: 100, threadStateThreads: 'all' });
+  assert.deepEqual(problems.list, []);
+  assert.equal(c.threadStateHost, 'main');
+  const threadsBefore = readdirSync('/proc/self/task').length;
+  const rs = new RuntimeSignals(c, new Diagnostics(() => undefined));
+  await rs.start();
+  // A worker that blocks in futex for 200 ms: another thread, so its reason is seen.
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     parentPort.once('message', () => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); parentPort.postMessage('done'); });
+     setInterval(() => {}, 1000); // stays alive (and tracked) until terminated
+     parentPort.postMessage(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());`,
+    { eval: true, name: 'blocker' },
+  );
+  try {
+    assert.equal(rs.stats().threadState?.host, 'main');
+    assert.equal(rs.stats().threadState?.samplerTid, 0, 'no sampler thread');
+    const workerTid = Number(await once(worker, 'message').then(([m]) => m as string));
+    assert.ok(readdirSync('/proc/self/task').length - threadsBefore >= 1, 'the blocker worker runs');
+    // A refresh (about once a second) picks up the worker's thread.
+    for (let i = 0; i < 60 && rs.threadTotals(workerTid) === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(rs.threadTotals(workerTid) !== undefined, 'the worker thread is tracked');
+    rs.collectWindow(now(), now());
+    const counters = rs.spanCounters();
+    const token = counters.begin();
+    // This thread blocks 200 ms: no timer pass can run; the span's end runs the overdue one.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    const deltas = counters.end(token);
+    assert.equal('profiler.futex.wait_ns' in deltas, false, `this thread's futex time is unknown, not 0: ${JSON.stringify(deltas)}`);
+    assert.equal(typeof deltas['profiler.runqueue.delay_ns'], 'number', 'measured figures still come from the forced pass');
+    assert.ok((deltas['profiler.ctx_switches.voluntary'] ?? 0) >= 1, JSON.stringify(deltas));
+    worker.postMessage('go');
+    await once(worker, 'message');
+    await new Promise((r) => setTimeout(r, 50));
+    const w = rs.collectWindow(now(), now());
+    assert.equal(w.attributes['runtime.thread_state.host'], 'main');
+    const mine = offCpuByReason(w.offCpu, process.pid);
+    const unobserved = mine.get('unobserved') ?? 0;
+    assert.ok(unobserved > 140e6, `this thread's 200 ms wait as unobserved off-CPU: ${JSON.stringify([...mine])}`);
+    assert.equal(mine.get('futex'), undefined, 'never a reason it cannot see');
+    const theirs = offCpuByReason(w.offCpu, workerTid);
+    const futex = theirs.get('futex') ?? 0;
+    assert.ok(futex > 140e6 && futex < 400e6, `the worker's futex off-CPU ${futex / 1e6} ms ${JSON.stringify([...theirs])}`);
+  } finally {
+    await worker.terminate();
+    await rs.stop();
   }
 });

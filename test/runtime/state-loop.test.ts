@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadStateLoop } from '../../src/runtime/thread-state-loop.js';
 import { StateReader } from '../../src/runtime/state-reader.js';
-import { createStateViews, decodeReasonKey, wchanName } from '../../src/runtime/state-table.js';
+import { NR_UNOBSERVED, createStateViews, decodeReasonKey, wchanName } from '../../src/runtime/state-table.js';
 
 // A fake /proc/self with regular files in the kernel's formats: the syscall
 // line carries recognisable argument, stack pointer and program counter values.
@@ -74,6 +74,37 @@ test('the sampling loop keeps syscall numbers and wait channels, never arguments
       le.writeBigUInt64LE(v);
       assert.equal(bytes.includes(le.subarray(0, v > 0xffffffffn ? 6 : 4)), false, `binary ${hex}`);
     }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('the thread running the passes (hostTid) is measured, never read for a reason: unobserved off-CPU, unknown futex', () => {
+  const root = fakeProc();
+  try {
+    // The host has no syscall or wchan file here: the loop must not need them.
+    rmSync(join(root, 'task', '100', 'syscall'));
+    rmSync(join(root, 'task', '100', 'wchan'));
+    writeFileSync(join(root, 'task', '100', 'status'), 'voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t1\n');
+    const views = createStateViews(10_000);
+    const loop = new ThreadStateLoop(views, { procSelf: root, pid: 100, selfTid: -1, hostTid: 100, futexNrs: [202], refreshEvery: 1, wchanEvery: 1 });
+    loop.pass();
+    const t0 = Date.now();
+    while (Date.now() - t0 < 5) {
+      // time passes; the host's schedstat does not move: it was off-CPU
+    }
+    writeFileSync(join(root, 'task', '100', 'status'), 'voluntary_ctxt_switches:\t9\nnonvoluntary_ctxt_switches:\t1\n');
+    loop.pass();
+    loop.close();
+    const reader = new StateReader(views);
+    const snap = reader.snapshot();
+    assert.ok(snap.has(100), 'the host is tracked');
+    assert.ok((reader.offCpuNs(100) ?? 0) >= 4e6, `off-CPU measured: ${reader.offCpuNs(100)}`);
+    assert.ok(Number.isNaN(reader.futexNs(100)), 'futex unknown, not 0');
+    const keys = [...(snap.get(100)?.reasons.keys() ?? [])].map((k) => decodeReasonKey(k).syscallNr);
+    assert.deepEqual(keys, [NR_UNOBSERVED]);
+    // The other threads are read as before.
+    assert.ok((reader.futexNs(103) ?? -1) === 0 && (reader.offCpuNs(103) ?? 0) > 0);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -16,7 +16,7 @@ test('terminating 100 profiled workers mid-window, three times: no crash, no han
   }, 240_000);
   assert.equal(r.code, 0, `exit ${String(r.code)} ${String(r.signal)}: ${r.stderr.slice(-3000)}`);
   const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
-    rounds: Array<{ terminateMs: number; codes: number[] }>;
+    rounds: Array<{ terminateMs: number; codes: number[]; running: number }>;
     windowsBefore: number;
     windowsAfter: number;
     flushed: boolean;
@@ -29,9 +29,14 @@ test('terminating 100 profiled workers mid-window, three times: no crash, no han
   assert.equal(out.windowsAfter, out.windowsBefore + 1);
   // Each terminate() asked its (running, profiled) worker to flush: answered
   // with a written window, or bounded by the timeout when 100 workers flush
-  // at once on a loaded machine.
+  // at once on a loaded machine. A worker still starting when the fixture
+  // stopped waiting (60 s per round; it happens on a loaded 2-core machine)
+  // is not profiled yet and is not asked.
   const f = out.workerFlush;
-  assert.equal(f.flushed + f.empty + f.timedOut + f.unreachable, 300, JSON.stringify(f));
+  const asked = f.flushed + f.empty + f.timedOut + f.unreachable;
+  const running = out.rounds.reduce((a, x) => a + x.running, 0);
+  assert.ok(asked >= running && asked <= 300, `${asked} flush requests for ${running} running workers: ${JSON.stringify(f)}`);
+  assert.ok(running >= 270, `only ${running} of 300 workers reported running within 60 s per round`);
   assert.ok(f.flushed >= 1, `no worker wrote its window: ${JSON.stringify(f)}`);
   assert.ok(wallFiles(dir).length >= f.flushed, `${wallFiles(dir).length} wall files for ${f.flushed} flushed workers`);
 });

@@ -50,15 +50,19 @@ async function once(): Promise<{ truth: Truth[]; byTid: Map<string, number>; sam
 }
 
 /**
- * Node 24 keeps >= 90%. Node 20 (async-hooks mode) measured 80-86% on
+ * Held to 80% on both runtimes. Node 20 (async-hooks mode) measured 80-86% on
  * 2026-12-01 on this kind of machine, with the build from before that day's
  * changes as well as after (93-100% the day before): its samplers got ~57% of
- * the samples their wall time calls for. Until that is understood, Node 20 is
- * held to 80%.
+ * the samples their wall time calls for. Node 24 kept >= 90% until
+ * 2026-12-02, when a slower VM of the same kind measured 82-86% in every
+ * attempt with the unchanged build of 2d8f8e4 as well as after (samples 61%
+ * of what the wall time calls for). The loss this test guards against is
+ * far below that: every worker here dies inside its first window, so without
+ * the flush before terminate none of their CPU would reach a profile.
  */
-const MIN_SHARE = Number(process.versions.node.split('.')[0]) >= 22 ? 0.9 : 0.8;
+const MIN_SHARE = 0.8;
 
-test('file workers terminated mid-work (one long-lived, 30 short): >= 90% (Node 20: 80%) of their CPU is in the profiles, each under its own thread.id', async (t) => {
+test('file workers terminated mid-work (one long-lived, 30 short): >= 80% of their CPU is in the profiles, each under its own thread.id', async (t) => {
   // The short workers live 30-90 ms: on a loaded 2-core machine the sampler
   // thread itself can starve for that long. Up to three tries; the best counts.
   let best = 0;
