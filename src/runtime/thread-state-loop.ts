@@ -8,6 +8,7 @@ import {
   F_IVCSW,
   F_RUNQUEUE,
   F_VCSW,
+  H_ERRORS,
   H_TICKS,
   MAX_SLOTS,
   NR_NOT_IN_SYSCALL,
@@ -130,6 +131,19 @@ export class ThreadStateLoop {
     this.#passes++;
     for (const t of this.#threads.values()) this.#visit(t, elapsedNs, checkWchan);
     Atomics.add(this.#v.header, H_TICKS, 1);
+  }
+
+  /** {@link pass} that never throws: a failed pass and /proc read errors are counted in the table's header. */
+  countedPass(): void {
+    try {
+      this.pass();
+    } catch {
+      Atomics.add(this.#v.header, H_ERRORS, 1);
+    }
+    if (this.errors > 0) {
+      Atomics.add(this.#v.header, H_ERRORS, this.errors);
+      this.errors = 0;
+    }
   }
 
   close(): void {

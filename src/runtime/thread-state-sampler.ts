@@ -123,15 +123,7 @@ export class ThreadStateSampler {
     let last = performance.now();
     const pass = (): void => {
       last = performance.now();
-      try {
-        loop.pass();
-      } catch {
-        Atomics.add(views.header, H_ERRORS, 1);
-      }
-      if (loop.errors > 0) {
-        Atomics.add(views.header, H_ERRORS, loop.errors);
-        loop.errors = 0;
-      }
+      loop.countedPass();
     };
     pass();
     this.#loop = loop;

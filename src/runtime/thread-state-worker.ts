@@ -8,7 +8,7 @@
  */
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { H_ERRORS, H_STOP, H_WORKER_TID, attachStateViews } from './state-table.js';
+import { H_STOP, H_WORKER_TID, attachStateViews } from './state-table.js';
 import { ThreadStateLoop } from './thread-state-loop.js';
 
 interface Data {
@@ -59,15 +59,7 @@ function main(): void {
   setImmediate(() => {
     while (Atomics.wait(views.header, H_STOP, 0, data.intervalMs) !== 'not-equal') {
       if (Atomics.load(views.header, H_STOP) !== 0) break;
-      try {
-        loop.pass();
-      } catch {
-        Atomics.add(views.header, H_ERRORS, 1);
-      }
-      if (loop.errors > 0) {
-        Atomics.add(views.header, H_ERRORS, loop.errors);
-        loop.errors = 0;
-      }
+      loop.countedPass();
     }
     loop.close();
     port.close();
