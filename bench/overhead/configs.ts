@@ -58,6 +58,9 @@ const spanfuseBase = {
 /** The runtime stage off entirely. */
 const RUNTIME_OFF = { threadState: false, perfEvents: false, processContext: false, threadContext: false, nameThreads: false } as const;
 
+/** Only the span-labelled sampler: runtime stage, tail detection and spans.jsonl off. */
+const SAMPLER_ONLY = { spansFile: false, tail: { enabled: false }, runtime: RUNTIME_OFF } as const;
+
 export const CONFIGS: readonly BenchConfig[] = [
   {
     name: 'control',
@@ -192,12 +195,7 @@ export const CONFIGS: readonly BenchConfig[] = [
     tracing: 'spanfuse',
     labels: 'none',
     spanfuseEntry: 'start',
-    spanfuseOptions: {
-      ...spanfuseBase,
-      spansFile: false,
-      tail: { enabled: false },
-      runtime: RUNTIME_OFF,
-    },
+    spanfuseOptions: { ...spanfuseBase, ...SAMPLER_ONLY },
     byDefault: false,
   },
   {
@@ -207,13 +205,7 @@ export const CONFIGS: readonly BenchConfig[] = [
     tracing: 'spanfuse',
     labels: 'none',
     spanfuseEntry: 'start',
-    spanfuseOptions: {
-      ...spanfuseBase,
-      samplingIntervalMicros: 20000,
-      spansFile: false,
-      tail: { enabled: false },
-      runtime: RUNTIME_OFF,
-    },
+    spanfuseOptions: { ...spanfuseBase, ...SAMPLER_ONLY, samplingIntervalMicros: 20000 },
     byDefault: false,
   },
   {

@@ -111,7 +111,7 @@ export class StateReader {
   }
 
   snapshot(): StateSnapshot {
-    this.#freshen?.();
+    this.freshen();
     const out = new Map<number, ThreadStateTotals>();
     const v = this.views;
     for (let slot = 0; slot < MAX_SLOTS; slot++) {

@@ -48,6 +48,8 @@ import {
 interface Tracked {
   readonly tid: number;
   readonly slot: number;
+  /** The thread running the passes (LoopOptions.hostTid): no syscall or wchan reads. */
+  readonly host: boolean;
   syscallFd: number;
   wchanFd: number;
   schedFd: number;
@@ -96,6 +98,11 @@ const RUNNING = 0x72; // 'r' of "running"
 const RUNNING_NR = -1000;
 const HOLD_LIMIT_NS = 1e9;
 const RECHECK_EVERY = 5;
+
+/** Passes per second at `intervalMs`: how often to re-list threads and re-read wait channels. */
+export function passesPerSecond(intervalMs: number): number {
+  return Math.max(1, Math.round(1000 / intervalMs));
+}
 
 export class ThreadStateLoop {
   readonly #v: StateViews;
@@ -160,20 +167,20 @@ export class ThreadStateLoop {
     // fault, same syscall. One that was running may have blocked since
     // without a new timeslice, so it is always re-read.
     const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices || t.lastNr === RUNNING_NR;
-    const vcsw = t.statusFd >= 0 && (scheduled || t.syscallFd < 0) ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
+    const vcsw = t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
     const noVoluntarySwitch = vcsw === t.lastVcsw;
     t.lastVcsw = vcsw;
-    if (!sched && t.syscallFd < 0) return; // the host without schedstat: nothing to measure
+    if (t.host) {
+      // Without schedstat there is nothing to measure for it.
+      if (sched) this.#visitHost(t, sched, firstSeen, elapsedNs);
+      return;
+    }
     if (!sched) {
       // No schedstat: attribute the whole interval to the sampled state.
       const nr = this.#readSyscallNr(t);
       if (nr === undefined) return;
       this.#noteReason(t, nr, checkWchan);
       if (!firstSeen && elapsedNs > 0 && nr !== RUNNING_NR) this.#account(t, nr, t.lastWchanId, elapsedNs);
-      return;
-    }
-    if (t.syscallFd < 0) {
-      this.#visitHost(t, sched, firstSeen, elapsedNs);
       return;
     }
     const [onNs, rqNs, slices] = sched;
@@ -446,6 +453,7 @@ export class ThreadStateLoop {
     const t: Tracked = {
       tid,
       slot,
+      host,
       syscallFd,
       wchanFd: host ? -1 : this.#open(tid, 'wchan'),
       schedFd: this.#open(tid, 'schedstat'),

@@ -6,7 +6,7 @@ import { H_ERRORS, H_STOP, H_TICKS, H_WORKER_TID, createStateViews } from './sta
 import type { StateViews } from './state-table.js';
 import { futexSyscalls } from './syscalls.js';
 import { currentTid } from './thread-id.js';
-import { ThreadStateLoop } from './thread-state-loop.js';
+import { ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
 
 export interface ThreadStateSamplerOptions {
   readonly hz: number;
@@ -116,8 +116,8 @@ export class ThreadStateSampler {
       selfTid: -1,
       hostTid: tid,
       futexNrs: futexSyscalls(this.#o.arch),
-      refreshEvery: Math.max(1, Math.round(1000 / intervalMs)),
-      wchanEvery: Math.max(1, Math.round(1000 / intervalMs)),
+      refreshEvery: passesPerSecond(intervalMs),
+      wchanEvery: passesPerSecond(intervalMs),
       threads: this.#o.threads ?? 'app',
     });
     let last = performance.now();
@@ -131,9 +131,12 @@ export class ThreadStateSampler {
     this.#timer.unref();
     // A busy loop fires the timer late: a span boundary or a window read
     // runs the overdue pass instead, so a span that blocked the thread past
-    // a pass still gets one at its end.
+    // a pass still gets one at its end; the timer restarts from it rather
+    // than firing a second pass right after.
     this.#reader?.setFreshen(() => {
-      if (performance.now() - last >= intervalMs) pass();
+      if (performance.now() - last < intervalMs) return;
+      pass();
+      this.#timer?.refresh();
     });
     return true;
   }

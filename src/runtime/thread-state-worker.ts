@@ -9,7 +9,7 @@
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { H_STOP, H_WORKER_TID, attachStateViews } from './state-table.js';
-import { ThreadStateLoop } from './thread-state-loop.js';
+import { ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
 
 interface Data {
   sab: SharedArrayBuffer;
@@ -42,14 +42,14 @@ function main(): void {
   } catch {
     // naming is cosmetic
   }
-  const passesPerSecond = Math.max(1, Math.round(1000 / data.intervalMs));
+  const perSecond = passesPerSecond(data.intervalMs);
   const loop = new ThreadStateLoop(views, {
     procSelf: data.procSelf,
     pid: data.pid,
     selfTid: tid,
     futexNrs: data.futexNrs,
-    refreshEvery: passesPerSecond,
-    wchanEvery: passesPerSecond,
+    refreshEvery: perSecond,
+    wchanEvery: perSecond,
     threads: data.threads,
   });
   // One pass before reporting ready, so every thread is tracked from then on.

@@ -41,8 +41,9 @@ const FUSED_VERDICT = 1000;
 /**
  * Watches whether the spans the app enters went through spanfuse's span
  * processor. Every processor spanfuse hands out notes the spans it starts;
- * the context manager shows it each span it enters. The first recording span that no spanfuse processor saw makes the
- * setup `unfused`: one warning with the fix, and the watch stops. After
+ * the context manager shows it each span it enters. The first recording span
+ * that no spanfuse processor saw makes the setup `unfused`: one warning with
+ * the fix, and the watch stops. After
  * FUSED_VERDICT spans in a row that did pass, the watch stops too, until
  * `rearm()` (a tracer handed over to a new provider). Its cost is one
  * property store per started span, and one read per entered span while it
