@@ -271,13 +271,16 @@ export class Spanfuse {
     }
     this.#startDebug();
     this.#workers = startWorkerSupport(() => {
-      if (this.#collecting || this.#shutdown !== undefined) return false;
+      if (this.#shutdown !== undefined) return 'empty';
+      // The request interrupted this worker's own window close: that window
+      // is written when the close goes on; the main thread asks again.
+      if (this.#collecting) return 'busy';
       // This runs wherever the inspector interrupted the worker's JavaScript,
       // possibly inside a context manager's `with()` that has checked the
       // sampler and is about to enter its frame: the native profiler stays
       // started (restart), so that call cannot meet a stopped profiler.
       this.#exitSync(true);
-      return true;
+      return 'wrote';
     });
   }
 

@@ -1,5 +1,6 @@
 import { threadId } from 'node:worker_threads';
 import { markFlushed, markProfiled } from './registry.js';
+import type { FlushAnswer } from './registry.js';
 
 /**
  * Worker side of flush-before-terminate. The main thread cannot collect a
@@ -17,20 +18,24 @@ export function flushExpression(id: number): string {
 
 type Holder = { [FLUSH_SYMBOL]?: (id: number) => boolean };
 
-/** Install `flush` for this worker; returns the uninstaller. */
-export function installFlushTarget(flush: () => boolean): () => void {
+/**
+ * Install `flush` for this worker; returns the uninstaller. `flush` answers
+ * 'busy' when the request interrupted the worker's own window close: that
+ * window is written once the close goes on, and the main thread asks again.
+ */
+export function installFlushTarget(flush: () => FlushAnswer): () => void {
   const holder = globalThis as Holder;
   const guarded = (id: number): boolean => {
     // A request meant for another worker (a session mix-up) writes nothing.
     if (id !== threadId) return false;
-    let wrote = false;
+    let answer: FlushAnswer = 'empty';
     try {
-      wrote = flush();
+      answer = flush();
     } catch {
-      wrote = false;
+      answer = 'empty';
     }
-    markFlushed(wrote);
-    return wrote;
+    markFlushed(answer);
+    return answer === 'wrote';
   };
   holder[FLUSH_SYMBOL] = guarded;
   markProfiled();

@@ -1,6 +1,9 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
-import { whenFlushed } from './registry.js';
+import { clearAnswer, whenFlushed } from './registry.js';
+
+/** Pause before asking a worker again that was closing a window (ms). */
+const BUSY_RETRY_MS = 20;
 
 export interface FlushStats {
   /** Flush requests answered with a written window. */
@@ -11,6 +14,11 @@ export interface FlushStats {
   readonly timedOut: number;
   /** Terminations with no session to ask (worker not attached yet, or no inspector). */
   readonly unreachable: number;
+  /**
+   * Requests that found the worker closing a window and were sent again
+   * (each termination still ends in exactly one of the four counts above).
+   */
+  readonly retried: number;
 }
 
 /**
@@ -29,6 +37,7 @@ export class WorkerFlusher {
   #empty = 0;
   #timedOut = 0;
   #unreachable = 0;
+  #retried = 0;
 
   private constructor(session: Session) {
     this.#session = session;
@@ -65,37 +74,58 @@ export class WorkerFlusher {
 
   /**
    * Ask worker `threadId` to write its open window; resolves once it
-   * answered (true when it wrote a window) or after `timeoutMs`. Never rejects.
+   * answered (true when it wrote a window) or after `timeoutMs`. A worker
+   * that was closing a window when asked is asked again, within the same
+   * bound: the window it was closing is written when its close goes on, and
+   * the next request writes what came after. Never rejects.
    */
   async flush(threadId: number, timeoutMs: number): Promise<boolean> {
-    const sessionId = this.#sessions.get(threadId);
-    if (this.#closed || sessionId === undefined) {
-      this.#unreachable++;
-      return false;
+    const until = performance.now() + timeoutMs;
+    for (;;) {
+      const sessionId = this.#sessions.get(threadId);
+      if (this.#closed || sessionId === undefined || !this.#ask(sessionId, threadId)) {
+        this.#unreachable++;
+        return false;
+      }
+      let answer: string | undefined;
+      try {
+        answer = await whenFlushed(threadId, until - performance.now());
+      } catch {
+        answer = undefined;
+      }
+      if (answer === 'busy' && until - performance.now() > BUSY_RETRY_MS) {
+        this.#retried++;
+        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        continue;
+      }
+      if (answer === 'wrote') this.#flushed++;
+      else if (answer === 'empty') this.#empty++;
+      else this.#timedOut++;
+      return answer === 'wrote';
     }
+  }
+
+  /** Send one flush request; false when the session refuses it. */
+  #ask(sessionId: string, threadId: number): boolean {
     const id = this.#nextId++;
     try {
+      clearAnswer(threadId);
       // The answer comes through the shared registry (no reply parsing).
       const message = JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: flushExpression(threadId), returnByValue: true } });
       this.#session.post('NodeWorker.sendMessageToWorker', { sessionId, message }, () => undefined);
+      return true;
     } catch {
-      this.#unreachable++;
       return false;
     }
-    let answered: boolean | undefined;
-    try {
-      answered = await whenFlushed(threadId, timeoutMs);
-    } catch {
-      answered = undefined;
-    }
-    if (answered === true) this.#flushed++;
-    else if (answered === false) this.#empty++;
-    else this.#timedOut++;
-    return answered === true;
+  }
+
+  /** Whether the inspector has attached to worker `threadId` (a flush can reach it). */
+  reachable(threadId: number): boolean {
+    return !this.#closed && this.#sessions.has(threadId);
   }
 
   stats(): FlushStats {
-    return { flushed: this.#flushed, empty: this.#empty, timedOut: this.#timedOut, unreachable: this.#unreachable };
+    return { flushed: this.#flushed, empty: this.#empty, timedOut: this.#timedOut, unreachable: this.#unreachable, retried: this.#retried };
   }
 
   /** Idempotent: detaches from every worker. */

@@ -7,7 +7,7 @@ import { getEnvironmentData, isMainThread, setEnvironmentData, threadId } from '
  * the first thread that asks, normally the main thread under the preload, and
  * handed to workers through worker_threads environment data (copied into each
  * worker when it is created). Slots are indexed by `threadId % SLOTS` and hold
- * `threadId * 16 + flags`, so a slot reused after wrap-around is told apart.
+ * `threadId << SHIFT | flags`, so a slot reused after wrap-around is told apart.
  */
 const KEY = 'spanfuse.workers.registry';
 const SLOTS = 1 << 14;
@@ -17,8 +17,16 @@ const TERMINATING = 2;
 const FLUSHED = 4;
 /** ... and wrote its open window first. */
 const WROTE = 8;
-const SHIFT = 4;
-const MASK = 15;
+/** ... but was closing a window when asked: ask again shortly. */
+const BUSY = 16;
+const ANSWER = FLUSHED | WROTE | BUSY;
+const SHIFT = 5;
+const MASK = (1 << SHIFT) - 1;
+/** Highest thread id the table holds (`id << SHIFT | MASK` stays a positive int32). */
+const MAX_ID = (1 << (31 - SHIFT)) - 1;
+
+/** A worker's answer to a flush request. */
+export type FlushAnswer = 'wrote' | 'empty' | 'busy';
 
 let table: Int32Array | undefined;
 
@@ -49,14 +57,14 @@ export function ensureRegistry(): boolean {
   return shared() !== undefined;
 }
 
-function update(id: number, set: number): void {
+function update(id: number, set: number, clear = 0): void {
   const t = shared();
-  if (t === undefined || id <= 0 || id > 0x7ffffff) return;
+  if (t === undefined || id <= 0 || id > MAX_ID) return;
   const i = id % SLOTS;
   for (;;) {
     const old = Atomics.load(t, i);
     const flags = old >>> SHIFT === id ? old & MASK : 0;
-    if (Atomics.compareExchange(t, i, old, id * 16 + (flags | set)) === old) break;
+    if (Atomics.compareExchange(t, i, old, (id << SHIFT) | ((flags & ~clear) | set)) === old) break;
   }
   Atomics.notify(t, i);
 }
@@ -88,28 +96,30 @@ export function selfTerminating(): boolean {
 }
 
 /**
- * In a worker that answered a flush request: say so, and whether a window
- * was written. (The worker does not wait for the termination: on Node 20 an
+ * In a worker that answered a flush request: say so, and what it did.
+ * (The worker does not wait for the termination: on Node 20 an
  * Atomics.wait inside the inspector's evaluation that terminate() then
  * interrupts is a fatal V8 check. Nothing a worker does after a flush may
  * use fs/promises instead; see sync-output.ts and inject.ts.)
  */
-export function markFlushed(wrote: boolean): void {
-  if (!isMainThread) update(threadId, FLUSHED | (wrote ? WROTE : 0));
+export function markFlushed(answer: FlushAnswer): void {
+  if (!isMainThread) update(threadId, FLUSHED | (answer === 'wrote' ? WROTE : answer === 'busy' ? BUSY : 0));
 }
 
-/**
- * Main thread: resolves when worker `id` answered (true: it wrote its window,
- * false: nothing to write) or undefined after `timeoutMs`.
- */
-export async function whenFlushed(id: number, timeoutMs: number): Promise<boolean | undefined> {
+/** Main thread, before (re)sending a flush request: forget the previous answer. */
+export function clearAnswer(id: number): void {
+  update(id, 0, ANSWER);
+}
+
+/** Main thread: resolves with worker `id`'s answer, or undefined after `timeoutMs`. */
+export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushAnswer | undefined> {
   const t = shared();
   if (t === undefined || id <= 0) return undefined;
   const i = id % SLOTS;
   const until = performance.now() + timeoutMs;
   for (;;) {
     const v = Atomics.load(t, i);
-    if (v >>> SHIFT === id && (v & FLUSHED) !== 0) return (v & WROTE) !== 0;
+    if (v >>> SHIFT === id && (v & FLUSHED) !== 0) return (v & WROTE) !== 0 ? 'wrote' : (v & BUSY) !== 0 ? 'busy' : 'empty';
     const left = until - performance.now();
     if (left <= 0) return undefined;
     const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(t, i, v, left);

@@ -6,6 +6,7 @@ import type { FlushMoment } from './flush-tail.js';
 import { WorkerFlusher } from './flusher.js';
 import type { FlushStats } from './flusher.js';
 import { ensureRegistry } from './registry.js';
+import type { FlushAnswer } from './registry.js';
 import { hookTerminate } from './terminate-hook.js';
 
 /** Longest wait, per terminate(), for a worker to write its open window. */
@@ -27,10 +28,11 @@ export interface WorkerSupport {
  * - main thread: publish the shared registry, attach to workers through the
  *   inspector and make `terminate()` ask profiled workers to flush first;
  * - worker: answer flush requests with `flushSync` (write the open window
- *   now; false when there was nothing to write), and mark workers this
- *   worker terminates, for their own silence.
+ *   now: 'wrote'; 'empty' when there is nothing to write; 'busy' when the
+ *   request interrupted a window close), and mark workers this worker
+ *   terminates, for their own silence.
  */
-export function startWorkerSupport(flushSync: () => boolean): WorkerSupport {
+export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport {
   if (isMainThread) {
     ensureRegistry();
     const flusher = WorkerFlusher.start();

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { WorkerFlusher } from '../../src/workers/flusher.js';
+import { ensureRegistry, isProfiled } from '../../src/workers/registry.js';
+
+// The real protocol: an inspector session with the NodeWorker domain, a real
+// worker with a flush target, answers through the shared registry. The
+// target stands in for spanfuse's (which answers 'busy' while the worker
+// closes a window) with a scripted sequence of answers.
+const TARGET = new URL('../../src/workers/flush-target.js', import.meta.url).href;
+
+let flusher: WorkerFlusher | undefined;
+before(() => {
+  assert.ok(ensureRegistry(), 'shared registry');
+  flusher = WorkerFlusher.start();
+  assert.ok(flusher, 'inspector session');
+});
+after(() => flusher?.close());
+
+/** A worker whose flush target answers `answers` in turn, then 'wrote'; resolves once a flush can reach it. */
+async function scripted(answers: string[]): Promise<Worker> {
+  const w = new Worker(
+    `(async () => {
+      const { installFlushTarget } = await import(${JSON.stringify(TARGET)});
+      const answers = ${JSON.stringify(answers)};
+      installFlushTarget(() => answers.shift() ?? 'wrote');
+      require('node:worker_threads').parentPort.postMessage('ready');
+      setInterval(() => {}, 1000);
+    })();`,
+    { eval: true },
+  );
+  await new Promise((resolve) => w.once('message', resolve));
+  const until = Date.now() + 10_000;
+  while (!(flusher?.reachable(w.threadId) ?? false) || !isProfiled(w.threadId)) {
+    assert.ok(Date.now() < until, 'the inspector attached to the worker');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return w;
+}
+
+test('a worker that answers busy (closing its window) is asked again until it writes, within the bound', async () => {
+  const f = flusher as WorkerFlusher;
+  const w = await scripted(['busy', 'busy', 'busy']);
+  try {
+    const before = f.stats();
+    assert.equal(await f.flush(w.threadId, 5000), true);
+    const s = f.stats();
+    assert.equal(s.retried - before.retried, 3);
+    assert.equal(s.flushed - before.flushed, 1);
+    assert.equal(s.empty + s.timedOut + s.unreachable, before.empty + before.timedOut + before.unreachable);
+  } finally {
+    await w.terminate();
+  }
+});
+
+test('a worker still busy at the bound counts as timed out, once; an empty answer is not asked again', async () => {
+  const f = flusher as WorkerFlusher;
+  const busy = await scripted(Array.from({ length: 1000 }, () => 'busy'));
+  const empty = await scripted(['empty']);
+  try {
+    const before = f.stats();
+    assert.equal(await f.flush(busy.threadId, 300), false);
+    let s = f.stats();
+    assert.equal(s.timedOut - before.timedOut, 1);
+    assert.ok(s.retried - before.retried >= 2, `asked again ${s.retried - before.retried} times in 300 ms`);
+    assert.equal(s.flushed, before.flushed);
+    assert.equal(await f.flush(empty.threadId, 2000), false);
+    s = f.stats();
+    assert.equal(s.empty - before.empty, 1);
+    assert.equal(s.timedOut - before.timedOut, 1);
+  } finally {
+    await Promise.all([busy.terminate(), empty.terminate()]);
+  }
+});
