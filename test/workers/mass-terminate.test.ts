@@ -20,7 +20,7 @@ test('terminating 100 profiled workers mid-window, three times: no crash, no han
     windowsBefore: number;
     windowsAfter: number;
     flushed: boolean;
-    workerFlush: { flushed: number; empty: number; timedOut: number; unreachable: number };
+    workerFlush: { flushed: number; empty: number; timedOut: number; unreachable: number; retried: number };
   };
   assert.equal(out.rounds.length, 3);
   for (const round of out.rounds) assert.equal(round.codes.length, 100);
@@ -38,5 +38,10 @@ test('terminating 100 profiled workers mid-window, three times: no crash, no han
   assert.ok(asked >= running && asked <= 300, `${asked} flush requests for ${running} running workers: ${JSON.stringify(f)}`);
   assert.ok(running >= 270, `only ${running} of 300 workers reported running within 60 s per round`);
   assert.ok(f.flushed >= 1, `no worker wrote its window: ${JSON.stringify(f)}`);
+  // A request that lands in a worker's own window close is answered busy and
+  // asked again, not answered empty (14-31 empty answers per run before,
+  // each a worker terminated mid-close; 0-1 since). Nothing else in this
+  // fixture answers empty.
+  assert.ok(f.empty <= Math.ceil(asked * 0.02), `${f.empty} of ${asked} flush requests found nothing to write: ${JSON.stringify(f)}`);
   assert.ok(wallFiles(dir).length >= f.flushed, `${wallFiles(dir).length} wall files for ${f.flushed} flushed workers`);
 });
