@@ -1,6 +1,7 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
 import { clearAnswer, whenFlushed } from './registry.js';
+import type { FlushAnswer } from './registry.js';
 
 /** Pause before asking a worker again that was closing a window (ms). */
 const BUSY_RETRY_MS = 20;
@@ -87,7 +88,7 @@ export class WorkerFlusher {
         this.#unreachable++;
         return false;
       }
-      let answer: string | undefined;
+      let answer: FlushAnswer | undefined;
       try {
         answer = await whenFlushed(threadId, until - performance.now());
       } catch {
