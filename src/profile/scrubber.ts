@@ -1,6 +1,8 @@
 import type { Profile } from '../core/pprof.js';
 import { Function as PFunction, Label, Mapping, Profile as PprofProfile, Sample, StringTable, ValueType } from '../core/pprof.js';
 import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
+import { runSliced, runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 import type { ScrubConfig } from './scrub-config.js';
 import { PathScrubber } from './scrub-paths.js';
 import {
@@ -37,6 +39,14 @@ export class Scrubber {
   readonly #rules: readonly RegExp[];
   readonly #paths: PathScrubber;
   readonly #counts = new Map<string, number>();
+  /**
+   * Text already scrubbed, with the redactions it counted: function names,
+   * file names and label values repeat in every window, and each miss costs
+   * a dozen regular expressions. Emptied when it reaches {@link MEMO_MAX}.
+   */
+  readonly #memo = new Map<string, Memo>();
+  /** Redactions of the text being scrubbed (a miss), for its memo entry. */
+  #pending: string[] | undefined;
   #windows = 0;
 
   constructor(config: ScrubConfig) {
@@ -47,24 +57,19 @@ export class Scrubber {
   }
 
   scrub(window: WindowProfile): WindowProfile {
-    return runToEnd(this.#scrubSteps(window, Infinity));
+    return runSync(this.#scrubSteps(window, Infinity));
   }
 
   /**
-   * Same result as `scrub`, cut into slices of `sliceSamples` samples with an
-   * event-loop turn between them, so a large window never blocks the host
-   * for long.
+   * Same result as `scrub`, cut into steps of `sliceSamples` samples run a
+   * couple of milliseconds at a time with an event-loop turn between them
+   * (`runSliced`), so a large window never blocks the host for long.
    */
-  async scrubAsync(window: WindowProfile, sliceSamples = 4096): Promise<WindowProfile> {
-    const steps = this.#scrubSteps(window, sliceSamples);
-    for (;;) {
-      const r = steps.next();
-      if (r.done === true) return r.value;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
+  scrubAsync(window: WindowProfile, sliceSamples = STEP_SAMPLES): Promise<WindowProfile> {
+    return runSliced(this.#scrubSteps(window, sliceSamples));
   }
 
-  *#scrubSteps(window: WindowProfile, slice: number): Generator<void, WindowProfile> {
+  *#scrubSteps(window: WindowProfile, slice: number): Steps<WindowProfile> {
     this.#windows++;
     const out: WindowProfile = {
       ...window,
@@ -96,50 +101,68 @@ export class Scrubber {
     return this.#allow.has(normalizeKey(key));
   }
 
-  /** Scrub free text: URL queries, secrets, card numbers, user rules, paths. */
+  /**
+   * Scrub free text: URL queries, secrets, card numbers, user rules, paths.
+   * The same text always gives the same result and counts the same
+   * redactions, so results are kept (see {@link Scrubber.#memo}).
+   */
   scrubText(text: string): string {
     if (text === '') return text;
+    const hit = this.#memo.get(text);
+    if (hit !== undefined) {
+      if (hit.kinds !== undefined) for (const k of hit.kinds) this.#count(k);
+      return hit.out;
+    }
+    this.#pending = undefined;
+    const out = this.#scrubTextOnce(text);
+    if (this.#memo.size >= MEMO_MAX) this.#memo.clear();
+    this.#memo.set(text, { out, kinds: this.#pending });
+    this.#pending = undefined;
+    return out;
+  }
+
+  #scrubTextOnce(text: string): string {
     let s = text;
     const before = s;
     s = s.replace(QUERY, () => {
-      this.#count('query');
+      this.#redact('query');
       return '';
     });
     s = s.replace(ASSIGNMENT, (_m, key: string) => {
-      this.#count('assignment');
+      this.#redact('assignment');
       return `${key}${REDACTED}`;
     });
     for (const p of SECRET_PATTERNS) {
       p.re.lastIndex = 0;
       if (!p.re.test(s)) continue;
       s = s.replace(p.re, () => {
-        this.#count(p.name);
+        this.#redact(p.name);
         return REDACTED;
       });
     }
     s = s.replace(BASE64_CANDIDATE, (m) => {
       if (!looksRandom(m)) return m;
-      this.#count('base64');
+      this.#redact('base64');
       return REDACTED;
     });
-    s = redactCards(s, () => this.#count('card'));
+    s = redactCards(s, () => this.#redact('card'));
     for (const r of this.#rules) {
       r.lastIndex = 0;
       s = s.replace(r, () => {
-        this.#count('rule');
+        this.#redact('rule');
         return REDACTED;
       });
     }
     const pathed = this.#paths.scrub(s);
-    if (pathed !== s) this.#count('path');
+    if (pathed !== s) this.#redact('path');
     return pathed === before ? before : pathed;
   }
 
   scrubProfile(p: Profile): Profile {
-    return runToEnd(this.#profileSteps(p, Infinity));
+    return runSync(this.#profileSteps(p, Infinity));
   }
 
-  *#profileSteps(p: Profile, slice: number): Generator<void, Profile> {
+  *#profileSteps(p: Profile, slice: number): Steps<Profile> {
     const old = p.stringTable.strings;
     const table = new StringTable();
     const memo = new Int32Array(old.length).fill(-1);
@@ -242,9 +265,18 @@ export class Scrubber {
       sample.push(changed ? new Sample({ locationId: s.locationId, value: s.value, label }) : s);
     }
 
-    const fn = p.function.map(
-      (f) => new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }),
-    );
+    // Names are scrubbed here (a memo miss costs a dozen regular
+    // expressions): a step every `slice / 8` functions.
+    const fn: PFunction[] = [];
+    const fnSlice = Math.max(1, slice / 8);
+    sinceYield = 0;
+    for (const f of p.function) {
+      if (++sinceYield >= fnSlice) {
+        sinceYield = 0;
+        yield;
+      }
+      fn.push(new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }));
+    }
     const mapping = p.mapping.map(
       (m) =>
         new Mapping({
@@ -297,14 +329,25 @@ export class Scrubber {
     return operation === t.operation ? t : { ...t, operation };
   }
 
+  /** A redaction inside `scrubText`: counted, and kept for the memo entry. */
+  #redact(kind: string): void {
+    (this.#pending ??= []).push(kind);
+    this.#count(kind);
+  }
+
   #count(kind: string): void {
     this.#counts.set(kind, (this.#counts.get(kind) ?? 0) + 1);
   }
 }
 
-function runToEnd<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-  }
+interface Memo {
+  readonly out: string;
+  readonly kinds: readonly string[] | undefined;
 }
+
+/** Samples per step of the sliced scrub. */
+const STEP_SAMPLES = 256;
+
+/** Entries of the scrubbed-text memo (a few hundred KB at most). */
+const MEMO_MAX = 8192;
+

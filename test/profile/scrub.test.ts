@@ -89,3 +89,24 @@ void test('a scrubbed window keeps samples, values and tail spans; counts redact
   assert.ok((st['redactions.query'] ?? 0) >= 2);
   assert.equal(st['windows'], 1);
 });
+
+void test('scrubbing the same text again gives the same result and counts its redactions again (memo)', () => {
+  const s = new Scrubber(config);
+  const text = 'GET /pay?card=1 for bob@example.com code ACME-123456';
+  const first = s.scrubText(text);
+  const once = s.stats();
+  assert.equal(once['redactions.query'], 1);
+  assert.equal(once['redactions.email'] ?? once['redactions.rule'], 1);
+  const second = s.scrubText(text);
+  assert.equal(second, first);
+  const twice = s.stats();
+  assert.equal(twice['redactions'], 2 * (once['redactions'] ?? 0));
+  for (const [k, v] of Object.entries(once)) if (k.startsWith('redactions.')) assert.equal(twice[k], 2 * v, k);
+  // Clean text counts nothing, however often it is seen.
+  for (let i = 0; i < 3; i++) assert.equal(s.scrubText('processTicksAndRejections'), 'processTicksAndRejections');
+  assert.equal(s.stats()['redactions'], twice['redactions']);
+  // Past the memo's size the results stay the same (the memo is emptied, not wrong).
+  for (let i = 0; i < 10_000; i++) s.scrubText(`fn${i}`);
+  assert.equal(s.scrubText(text), first);
+  assert.equal(s.stats()['redactions'], 3 * (once['redactions'] ?? 0));
+});
