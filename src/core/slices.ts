@@ -21,16 +21,48 @@ export const SLICE_BUDGET_MS = 2;
 
 /**
  * Run the steps in slices of at most about `budgetMs` (one step may overrun
- * it), with a `setImmediate` turn between slices so I/O and timers run.
+ * it), one slice per event-loop turn, starting on a later turn (never in the
+ * caller's). Every sliced job of the thread shares one queue and one budget
+ * per turn, oldest job first: a window being built, scrubbed and encoded at
+ * the same time still costs the loop one slice per turn, not one per job.
  */
-export async function runSliced<T>(steps: Steps<T>, budgetMs = SLICE_BUDGET_MS): Promise<T> {
-  for (;;) {
-    const until = performance.now() + budgetMs;
-    for (;;) {
-      const r = steps.next();
-      if (r.done === true) return r.value;
-      if (performance.now() >= until) break;
+export function runSliced<T>(steps: Steps<T>, budgetMs = SLICE_BUDGET_MS): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    queue.push({ steps, budgetMs, resolve: resolve as (v: unknown) => void, reject });
+    if (!pumping) {
+      pumping = true;
+      setImmediate(pump);
     }
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  });
+}
+
+interface Job {
+  readonly steps: Steps<unknown>;
+  readonly budgetMs: number;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+const queue: Job[] = [];
+let pumping = false;
+
+/** One turn's slice: steps of the oldest jobs until the budget is spent. */
+function pump(): void {
+  const start = performance.now();
+  while (queue.length > 0) {
+    const job = queue[0] as Job;
+    try {
+      const r = job.steps.next();
+      if (r.done === true) {
+        queue.shift();
+        job.resolve(r.value);
+      }
+    } catch (err) {
+      queue.shift();
+      job.reject(err);
+    }
+    if (performance.now() - start >= job.budgetMs) break;
   }
+  if (queue.length > 0) setImmediate(pump);
+  else pumping = false;
 }

@@ -1,13 +1,15 @@
 import type { Profile, ValueType } from '../core/pprof.js';
+import { runSliced, runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 import { ProtoWriter } from './otlp/proto-writer.js';
 
 /**
  * Serializes a pprof-format Profile (perftools.profiles.Profile) with our
- * protobuf writer, as a generator that yields every `slice` samples:
+ * protobuf writer, as a generator that yields every `slice` entries:
  * pprof-format's own encodeAsync does the samples in one synchronous pass,
  * which blocks the event loop for hundreds of milliseconds on a large window.
  */
-export function* pprofSteps(p: Profile, slice: number): Generator<void, Uint8Array> {
+export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
   const w = new ProtoWriter(Math.max(64 * 1024, p.sample.length * 64));
   const valueType = (field: number, v: ValueType): void => {
     w.fork(field);
@@ -50,6 +52,10 @@ export function* pprofSteps(p: Profile, slice: number): Generator<void, Uint8Arr
     w.join();
   }
   for (const loc of p.location) {
+    if (++sinceYield >= slice) {
+      sinceYield = 0;
+      yield;
+    }
     w.fork(4);
     w.varint(1, loc.id);
     w.varint(2, loc.mappingId);
@@ -65,6 +71,10 @@ export function* pprofSteps(p: Profile, slice: number): Generator<void, Uint8Arr
     w.join();
   }
   for (const f of p.function) {
+    if (++sinceYield >= slice) {
+      sinceYield = 0;
+      yield;
+    }
     w.fork(5);
     w.varint(1, f.id);
     w.varint(2, f.name);
@@ -73,7 +83,13 @@ export function* pprofSteps(p: Profile, slice: number): Generator<void, Uint8Arr
     w.varint(5, f.startLine);
     w.join();
   }
-  for (const s of p.stringTable.strings) w.string(6, s, true);
+  for (const s of p.stringTable.strings) {
+    if (++sinceYield >= slice) {
+      sinceYield = 0;
+      yield;
+    }
+    w.string(6, s, true);
+  }
   w.varint(7, p.dropFrames);
   w.varint(8, p.keepFrames);
   w.varint(9, p.timeNanos);
@@ -86,21 +102,16 @@ export function* pprofSteps(p: Profile, slice: number): Generator<void, Uint8Arr
   return w.finish();
 }
 
-/** Serialize in slices of `sliceSamples` samples with an event-loop turn between them. */
-export async function encodePprof(p: Profile, sliceSamples = 4096): Promise<Uint8Array> {
-  const steps = pprofSteps(p, sliceSamples);
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+/**
+ * Serialize in steps of `sliceSamples` samples (locations, functions,
+ * strings), run a couple of milliseconds at a time with an event-loop turn
+ * between them.
+ */
+export function encodePprof(p: Profile, sliceSamples = 256): Promise<Uint8Array> {
+  return runSliced(pprofSteps(p, sliceSamples));
 }
 
 /** Serialize in one go (for the synchronous exit path only). */
 export function encodePprofSync(p: Profile): Uint8Array {
-  const steps = pprofSteps(p, Infinity);
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-  }
+  return runSync(pprofSteps(p, Infinity));
 }

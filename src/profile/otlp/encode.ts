@@ -1,3 +1,5 @@
+import { runSliced, runSync } from '../../core/slices.js';
+import type { Steps } from '../../core/slices.js';
 import type { AttributeValue, WindowProfile } from '../../core/window.js';
 import { pprofParts } from '../pprof.js';
 import { Dictionary, writeAnyValue } from './dictionary.js';
@@ -22,32 +24,24 @@ export const FRAME_TYPE_V8JS = 'v8js';
  * all sharing one deduplicated dictionary and the window's profile id.
  */
 export function encodeOtlpRequest(window: WindowProfile, options: OtlpEncoderOptions): Uint8Array {
-  const steps = encodeSteps(window, options, Infinity);
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-  }
+  return runSync(encodeSteps(window, options, Infinity));
 }
 
 /**
- * Same bytes as {@link encodeOtlpRequest}, but the work is cut into slices
- * of `sliceSamples` samples with an event-loop turn between them, so a large
- * window never blocks the host for long.
+ * Same bytes as {@link encodeOtlpRequest}, but the work is cut into steps of
+ * `sliceSamples` samples, run a couple of milliseconds at a time with an
+ * event-loop turn between them, so a large window never blocks the host for
+ * long.
  */
-export async function encodeOtlpRequestAsync(
+export function encodeOtlpRequestAsync(
   window: WindowProfile,
   options: OtlpEncoderOptions,
-  sliceSamples = 4096,
+  sliceSamples = 256,
 ): Promise<Uint8Array> {
-  const steps = encodeSteps(window, options, sliceSamples);
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+  return runSliced(encodeSteps(window, options, sliceSamples));
 }
 
-function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice: number): Generator<void, Uint8Array> {
+function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice: number): Steps<Uint8Array> {
   const dict = new Dictionary();
   const frameType = dict.attribute(FRAME_TYPE_KEY, FRAME_TYPE_V8JS);
   const parts: OtlpProfilePart[] = [];

@@ -1,5 +1,6 @@
 import type { Profile as Pprof } from '../../core/pprof.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
+import type { Steps } from '../../core/slices.js';
 import type { Dictionary } from './dictionary.js';
 
 /** One OTLP Sample before writing: identity plus its observations. */
@@ -69,7 +70,7 @@ function add(a: number | bigint, b: number | bigint): number | bigint {
  * A generator so a caller can spread the work over event-loop turns: it
  * yields after every `slice` samples.
  */
-export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, slice = Infinity): Generator<void, OtlpProfilePart[]> {
+export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, slice = Infinity): Steps<OtlpProfilePart[]> {
   const strings = p.stringTable.strings;
   const str = (i: number | bigint): string => strings[Number(i)] ?? '';
 
@@ -81,7 +82,12 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
 
   const functionsById = new Map<number, number>();
   const hasFile = new Set<number>();
+  let sinceYield = 0;
   for (const f of p.function) {
+    if (++sinceYield >= slice) {
+      sinceYield = 0;
+      yield;
+    }
     functionsById.set(Number(f.id), dict.function(str(f.name), str(f.systemName), str(f.filename), Number(f.startLine)));
     if (str(f.filename) !== '') hasFile.add(Number(f.id));
   }
@@ -91,6 +97,10 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
   }
   const locationsById = new Map<number, number>();
   for (const loc of p.location) {
+    if (++sinceYield >= slice) {
+      sinceYield = 0;
+      yield;
+    }
     const lines = loc.line.map((l) => ({ fn: functionsById.get(Number(l.functionId)) ?? 0, line: Number(l.line), column: Number(l.column) }));
     // JS frames have a file; V8's pseudo frames ("(program)", GC) do not.
     const isJs = loc.line.some((l) => hasFile.has(Number(l.functionId)));
@@ -109,7 +119,7 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
   const nTypes = p.sampleType.length;
   const attrs: number[] = [];
 
-  let sinceYield = 0;
+  sinceYield = 0;
   for (const s of p.sample) {
     if (++sinceYield >= slice) {
       sinceYield = 0;
