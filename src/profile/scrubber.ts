@@ -115,8 +115,10 @@ export class Scrubber {
     }
     this.#pending = undefined;
     const out = this.#scrubTextOnce(text);
-    if (this.#memo.size >= MEMO_MAX) this.#memo.clear();
-    this.#memo.set(text, { out, kinds: this.#pending });
+    if (text.length <= MEMO_TEXT_MAX) {
+      if (this.#memo.size >= MEMO_MAX) this.#memo.clear();
+      this.#memo.set(text, { out, kinds: this.#pending });
+    }
     this.#pending = undefined;
     return out;
   }
@@ -348,6 +350,8 @@ interface Memo {
 /** Samples per step of the sliced scrub. */
 const STEP_SAMPLES = 256;
 
-/** Entries of the scrubbed-text memo (a few hundred KB at most). */
+/** Entries of the scrubbed-text memo. */
 const MEMO_MAX = 8192;
+/** Longer text is scrubbed every time, not kept (the memo stays within a few MB). */
+const MEMO_TEXT_MAX = 512;
 

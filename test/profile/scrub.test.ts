@@ -109,4 +109,11 @@ void test('scrubbing the same text again gives the same result and counts its re
   for (let i = 0; i < 10_000; i++) s.scrubText(`fn${i}`);
   assert.equal(s.scrubText(text), first);
   assert.equal(s.stats()['redactions'], 3 * (once['redactions'] ?? 0));
+  // Long text is not kept, and is scrubbed (and counted) the same each time.
+  const long = `${'x'.repeat(600)} bob@example.com`;
+  const r1 = s.scrubText(long);
+  const r2 = s.scrubText(long);
+  assert.equal(r2, r1);
+  assert.ok(!r1.includes('bob@example.com'));
+  assert.equal(s.stats()['redactions'], 3 * (once['redactions'] ?? 0) + 2);
 });
