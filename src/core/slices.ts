@@ -16,6 +16,26 @@ export function runSync<T>(steps: Steps<T>): T {
   }
 }
 
+/**
+ * Entries (samples, locations, functions, strings) per step of the sliced
+ * encoders and the scrubber: small enough that a step stays well inside a
+ * slice's budget.
+ */
+export const STEP_ENTRIES = 256;
+
+/**
+ * For a generator that yields every `every` entries:
+ * `const due = stepEvery(slice); for (...) { if (due()) yield; ... }`.
+ */
+export function stepEvery(every: number): () => boolean {
+  let n = 0;
+  return () => {
+    if (++n < every) return false;
+    n = 0;
+    return true;
+  };
+}
+
 /** Default time a slice may take before the loop gets a turn (ms). */
 export const SLICE_BUDGET_MS = 2;
 

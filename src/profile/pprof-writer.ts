@@ -1,5 +1,5 @@
 import type { Profile, ValueType } from '../core/pprof.js';
-import { runSliced, runSync } from '../core/slices.js';
+import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { ProtoWriter } from './otlp/proto-writer.js';
 
@@ -18,12 +18,9 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
     w.join();
   };
   for (const st of p.sampleType) valueType(1, st);
-  let sinceYield = 0;
+  const due = stepEvery(slice);
   for (const s of p.sample) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     w.fork(2);
     w.packedVarints(1, s.locationId);
     w.packedVarints(2, s.value);
@@ -52,10 +49,7 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
     w.join();
   }
   for (const loc of p.location) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     w.fork(4);
     w.varint(1, loc.id);
     w.varint(2, loc.mappingId);
@@ -71,10 +65,7 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
     w.join();
   }
   for (const f of p.function) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     w.fork(5);
     w.varint(1, f.id);
     w.varint(2, f.name);
@@ -84,10 +75,7 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
     w.join();
   }
   for (const s of p.stringTable.strings) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     w.string(6, s, true);
   }
   w.varint(7, p.dropFrames);
@@ -107,7 +95,7 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
  * strings), run a couple of milliseconds at a time with an event-loop turn
  * between them.
  */
-export function encodePprof(p: Profile, sliceSamples = 256): Promise<Uint8Array> {
+export function encodePprof(p: Profile, sliceSamples = STEP_ENTRIES): Promise<Uint8Array> {
   return runSliced(pprofSteps(p, sliceSamples));
 }
 

@@ -1,7 +1,7 @@
 import type { Profile } from '../core/pprof.js';
 import { Function as PFunction, Label, Mapping, Profile as PprofProfile, Sample, StringTable, ValueType } from '../core/pprof.js';
 import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
-import { runSliced, runSync } from '../core/slices.js';
+import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import type { ScrubConfig } from './scrub-config.js';
 import { PathScrubber } from './scrub-paths.js';
@@ -45,8 +45,6 @@ export class Scrubber {
    * a dozen regular expressions. Emptied when it reaches {@link MEMO_MAX}.
    */
   readonly #memo = new Map<string, Memo>();
-  /** Redactions of the text being scrubbed (a miss), for its memo entry. */
-  #pending: string[] | undefined;
   #windows = 0;
 
   constructor(config: ScrubConfig) {
@@ -65,7 +63,7 @@ export class Scrubber {
    * couple of milliseconds at a time with an event-loop turn between them
    * (`runSliced`), so a large window never blocks the host for long.
    */
-  scrubAsync(window: WindowProfile, sliceSamples = STEP_SAMPLES): Promise<WindowProfile> {
+  scrubAsync(window: WindowProfile, sliceSamples = STEP_ENTRIES): Promise<WindowProfile> {
     return runSliced(this.#scrubSteps(window, sliceSamples));
   }
 
@@ -110,53 +108,57 @@ export class Scrubber {
     if (text === '') return text;
     const hit = this.#memo.get(text);
     if (hit !== undefined) {
-      if (hit.kinds !== undefined) for (const k of hit.kinds) this.#count(k);
+      for (const k of hit.kinds) this.#count(k);
       return hit.out;
     }
-    this.#pending = undefined;
-    const out = this.#scrubTextOnce(text);
+    const kinds: string[] = [];
+    const out = this.#scrubTextOnce(text, kinds);
     if (text.length <= MEMO_TEXT_MAX) {
       if (this.#memo.size >= MEMO_MAX) this.#memo.clear();
-      this.#memo.set(text, { out, kinds: this.#pending });
+      this.#memo.set(text, { out, kinds });
     }
-    this.#pending = undefined;
     return out;
   }
 
-  #scrubTextOnce(text: string): string {
+  /** One scrub of `text`; each redaction is counted and added to `kinds`. */
+  #scrubTextOnce(text: string, kinds: string[]): string {
+    const redact = (kind: string): void => {
+      kinds.push(kind);
+      this.#count(kind);
+    };
     let s = text;
     const before = s;
     s = s.replace(QUERY, () => {
-      this.#redact('query');
+      redact('query');
       return '';
     });
     s = s.replace(ASSIGNMENT, (_m, key: string) => {
-      this.#redact('assignment');
+      redact('assignment');
       return `${key}${REDACTED}`;
     });
     for (const p of SECRET_PATTERNS) {
       p.re.lastIndex = 0;
       if (!p.re.test(s)) continue;
       s = s.replace(p.re, () => {
-        this.#redact(p.name);
+        redact(p.name);
         return REDACTED;
       });
     }
     s = s.replace(BASE64_CANDIDATE, (m) => {
       if (!looksRandom(m)) return m;
-      this.#redact('base64');
+      redact('base64');
       return REDACTED;
     });
-    s = redactCards(s, () => this.#redact('card'));
+    s = redactCards(s, () => redact('card'));
     for (const r of this.#rules) {
       r.lastIndex = 0;
       s = s.replace(r, () => {
-        this.#redact('rule');
+        redact('rule');
         return REDACTED;
       });
     }
     const pathed = this.#paths.scrub(s);
-    if (pathed !== s) this.#redact('path');
+    if (pathed !== s) redact('path');
     return pathed === before ? before : pathed;
   }
 
@@ -234,12 +236,9 @@ export class Scrubber {
     };
 
     const sample: Sample[] = [];
-    let sinceYield = 0;
+    const due = stepEvery(slice);
     for (const s of p.sample) {
-      if (++sinceYield >= slice) {
-        sinceYield = 0;
-        yield;
-      }
+      if (due()) yield;
       const label: Label[] = [];
       let changed = false;
       for (const l of s.label) {
@@ -270,13 +269,9 @@ export class Scrubber {
     // Names are scrubbed here (a memo miss costs a dozen regular
     // expressions): a step every `slice / 8` functions.
     const fn: PFunction[] = [];
-    const fnSlice = Math.max(1, slice / 8);
-    sinceYield = 0;
+    const fnDue = stepEvery(Math.max(1, slice / 8));
     for (const f of p.function) {
-      if (++sinceYield >= fnSlice) {
-        sinceYield = 0;
-        yield;
-      }
+      if (fnDue()) yield;
       fn.push(new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }));
     }
     const mapping = p.mapping.map(
@@ -331,12 +326,6 @@ export class Scrubber {
     return operation === t.operation ? t : { ...t, operation };
   }
 
-  /** A redaction inside `scrubText`: counted, and kept for the memo entry. */
-  #redact(kind: string): void {
-    (this.#pending ??= []).push(kind);
-    this.#count(kind);
-  }
-
   #count(kind: string): void {
     this.#counts.set(kind, (this.#counts.get(kind) ?? 0) + 1);
   }
@@ -344,14 +333,10 @@ export class Scrubber {
 
 interface Memo {
   readonly out: string;
-  readonly kinds: readonly string[] | undefined;
+  readonly kinds: readonly string[];
 }
-
-/** Samples per step of the sliced scrub. */
-const STEP_SAMPLES = 256;
 
 /** Entries of the scrubbed-text memo. */
 const MEMO_MAX = 8192;
 /** Longer text is scrubbed every time, not kept (the memo stays within a few MB). */
 const MEMO_TEXT_MAX = 512;
-

@@ -28,7 +28,7 @@ export function installFlushTarget(flush: () => FlushAnswer): () => void {
   const guarded = (id: number): boolean => {
     // A request meant for another worker (a session mix-up) writes nothing.
     if (id !== threadId) return false;
-    let answer: FlushAnswer = 'empty';
+    let answer: FlushAnswer;
     try {
       answer = flush();
     } catch {

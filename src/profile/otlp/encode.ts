@@ -1,4 +1,4 @@
-import { runSliced, runSync } from '../../core/slices.js';
+import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../../core/slices.js';
 import type { Steps } from '../../core/slices.js';
 import type { AttributeValue, WindowProfile } from '../../core/window.js';
 import { pprofParts } from '../pprof.js';
@@ -36,7 +36,7 @@ export function encodeOtlpRequest(window: WindowProfile, options: OtlpEncoderOpt
 export function encodeOtlpRequestAsync(
   window: WindowProfile,
   options: OtlpEncoderOptions,
-  sliceSamples = 256,
+  sliceSamples = STEP_ENTRIES,
 ): Promise<Uint8Array> {
   return runSliced(encodeSteps(window, options, sliceSamples));
 }
@@ -74,12 +74,9 @@ function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice:
     w.varint(1, p.typeStr);
     w.varint(2, p.unitStr);
     w.join();
-    let sinceYield = 0;
+    const due = stepEvery(slice);
     for (const s of p.samples) {
-      if (++sinceYield >= slice) {
-        sinceYield = 0;
-        yield;
-      }
+      if (due()) yield;
       w.fork(2);
       w.varint(1, s.stack);
       w.packedVarints(2, s.attrs);

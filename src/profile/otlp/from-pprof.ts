@@ -1,5 +1,6 @@
 import type { Profile as Pprof } from '../../core/pprof.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
+import { stepEvery } from '../../core/slices.js';
 import type { Steps } from '../../core/slices.js';
 import type { Dictionary } from './dictionary.js';
 
@@ -82,12 +83,9 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
 
   const functionsById = new Map<number, number>();
   const hasFile = new Set<number>();
-  let sinceYield = 0;
+  let due = stepEvery(slice);
   for (const f of p.function) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     functionsById.set(Number(f.id), dict.function(str(f.name), str(f.systemName), str(f.filename), Number(f.startLine)));
     if (str(f.filename) !== '') hasFile.add(Number(f.id));
   }
@@ -97,10 +95,7 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
   }
   const locationsById = new Map<number, number>();
   for (const loc of p.location) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     const lines = loc.line.map((l) => ({ fn: functionsById.get(Number(l.functionId)) ?? 0, line: Number(l.line), column: Number(l.column) }));
     // JS frames have a file; V8's pseudo frames ("(program)", GC) do not.
     const isJs = loc.line.some((l) => hasFile.has(Number(l.functionId)));
@@ -119,12 +114,9 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
   const nTypes = p.sampleType.length;
   const attrs: number[] = [];
 
-  sinceYield = 0;
+  due = stepEvery(slice);
   for (const s of p.sample) {
-    if (++sinceYield >= slice) {
-      sinceYield = 0;
-      yield;
-    }
+    if (due()) yield;
     const stack = stacks.get(s.locationId);
     let traceStr = 0;
     let spanStr = 0;
