@@ -9,15 +9,20 @@
 //   spanfuse-nofile  defaults but SPANFUSE_SPANS_FILE=false (what spans.jsonl costs)
 //   spanfuse-state-main  defaults but SPANFUSE_THREAD_STATE_HOST=main (thread-state
 //             passes on the event loop; a freshness check at every span boundary)
+//   spanfuse-notail  defaults but SPANFUSE_SPANS_FILE=false and SPANFUSE_TAIL_ENABLED=false
+//             (with spanfuse-nofile: what tail detection costs)
 // The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
 // with a turn of the event loop (setImmediate) every 64 spans.
 // Rounds interleave the variants (order rotated each round); the table gives
 // per-span µs (median / min / max over rounds) of wall time and of process
 // CPU time (all threads: includes the sampler's and V8's profiler threads).
+// `--reenter N`: inside each span, enter its Context N more times (an
+// instrumented HTTP request is entered 6 times: the server span's `with` and
+// its bound request/response listeners), in every variant.
 // Run (after `npm run build`):
 //   node dist/bench/spans/per-span.js [--rounds 9] [--spans 100000]
-//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-main] [--node-arg=--no-async-context-frame]
-//        [--node /path/to/node]
+//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-main,spanfuse-notail] [--node-arg=--no-async-context-frame]
+//        [--node /path/to/node] [--reenter 5]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,8 +30,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
-type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-main';
-const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile', 'spanfuse-state-main'];
+type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-main' | 'spanfuse-notail';
+const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile', 'spanfuse-state-main', 'spanfuse-notail'];
 
 interface ChildResult {
   readonly variant: VariantName;
@@ -59,8 +64,12 @@ async function child(variant: VariantName, spans: number): Promise<void> {
     stop = () => sf.shutdown();
   }
   const tracer = api.trace.getTracer('per-span');
+  const reenter = Number(opt('reenter', '0'));
+  const listener = (): number => 0;
   const one = (): Promise<void> =>
     tracer.startActiveSpan('op', async (span) => {
+      const ctx = api.context.active();
+      for (let k = 0; k < reenter; k++) api.context.with(ctx, listener);
       await Promise.resolve();
       span.end();
     });
@@ -126,10 +135,11 @@ function parent(): void {
           ...process.env,
           SPANFUSE_OUTPUT_DIR: join(out, `${v}-${r}`),
           SPANFUSE_THREAD_CONTEXT: v === 'spanfuse-tc' ? 'true' : 'false',
-          SPANFUSE_SPANS_FILE: v === 'spanfuse-nofile' ? 'false' : 'true',
+          SPANFUSE_SPANS_FILE: v === 'spanfuse-nofile' || v === 'spanfuse-notail' ? 'false' : 'true',
+          SPANFUSE_TAIL_ENABLED: v === 'spanfuse-notail' ? 'false' : 'true',
           SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-main' ? 'main' : 'worker',
         };
-        const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans)], { env, encoding: 'utf8', timeout: 300_000 });
+        const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', opt('reenter', '0')], { env, encoding: 'utf8', timeout: 300_000 });
         if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);
         const line = p.stdout.trim().split('\n').pop() ?? '';
         results.get(v)!.push(JSON.parse(line) as ChildResult);
@@ -143,7 +153,9 @@ function parent(): void {
 
 function report(results: Map<VariantName, ChildResult[]>, o: { rounds: number; spans: number; node: string; nodeArgs: string[] }): void {
   const version = spawnSync(o.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  console.log(`node ${version} ${o.nodeArgs.join(' ')}; ${o.rounds} interleaved rounds, ${o.spans} spans measured per process`);
+  const reenter = Number(opt('reenter', '0'));
+  const entries = reenter > 0 ? `, each span's Context entered ${reenter + 1} times` : '';
+  console.log(`node ${version} ${o.nodeArgs.join(' ')}; ${o.rounds} interleaved rounds, ${o.spans} spans measured per process${entries}`);
   console.log('| variant | mode | wall µs/span median (min-max) | CPU µs/span median (min-max) | main-thread CPU µs/span | Δ wall vs control | Δ CPU vs control | Δ main-thread CPU |');
   console.log('|---|---|---|---|---|---|---|---|');
   const control = results.get('control');

@@ -36,6 +36,7 @@ export class FrameBinder implements SamplerBinder {
   #key: AsyncLocalStorage<unknown> | undefined;
   #live = false;
   #entered = 0;
+  #holderSlot = Symbol('spanfuse.holder');
 
   /** The sampler's key, once found (it stays valid for frames already entered). */
   get key(): AsyncLocalStorage<unknown> | undefined {
@@ -47,6 +48,15 @@ export class FrameBinder implements SamplerBinder {
     return this.#live && time.isStarted();
   }
 
+  /**
+   * The property under which an entered Context keeps its sampler holder, so
+   * entering the same Context again reuses it. A new slot at every enable():
+   * holders made for an earlier run of the native profiler are never reused.
+   */
+  get holderSlot(): symbol {
+    return this.#holderSlot;
+  }
+
   noteEntry(): void {
     this.#entered++;
   }
@@ -54,6 +64,7 @@ export class FrameBinder implements SamplerBinder {
   enable(): void {
     if (!time.isStarted()) return;
     this.#key ??= findSamplerKey();
+    this.#holderSlot = Symbol('spanfuse.holder');
     this.#live = true;
   }
   disable(): void {

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { context, createContextKey, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { time } from '@datadog/pprof';
 import { start } from '../../src/index.js';
@@ -72,6 +73,79 @@ test('context propagation, sampler values and local roots with spanfuse running,
     await sf.shutdown();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** The AsyncLocalStorage @datadog/pprof's wall profiler reads (it must be running). */
+function samplerKey(): AsyncLocalStorage<unknown> | undefined {
+  const proto = AsyncLocalStorage.prototype as { run: (...a: unknown[]) => unknown };
+  const run = proto.run;
+  const entered: AsyncLocalStorage<unknown>[] = [];
+  proto.run = function (this: AsyncLocalStorage<unknown>, ...a: unknown[]): unknown {
+    entered.push(this);
+    return run.apply(this, a);
+  };
+  try {
+    time.runWithContext({}, () => {});
+  } finally {
+    proto.run = run;
+  }
+  return entered[0];
+}
+
+/**
+ * Instrumentations enter a request's Context again from every bound
+ * listener. Each entry is a frame of the sampler's key; its native holder is
+ * made once per Context and reused, and a Context that differs (another
+ * span, or the same span with another value) gets its own.
+ */
+test('entering the same Context again reuses its sampler holder; other Contexts get their own; a new sampler run makes new ones', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-holder-'));
+  const tracer = trace.getTracer('holder-test');
+  const a = tracer.startSpan('a');
+  const b = tracer.startSpan('b');
+  const ctxA = trace.setSpan(ROOT_CONTEXT, a);
+  const k = createContextKey('holder-test');
+  const ctxA2 = ctxA.setValue(k, 'v');
+  const ctxB = trace.setSpan(ROOT_CONTEXT, b);
+  const enter = (ctx: typeof ctxA, key: AsyncLocalStorage<unknown> | undefined): unknown =>
+    context.with(ctx, () => {
+      // What the native sampler would label a sample taken now with.
+      const held = time.getContext() as { spanId?: unknown } | undefined;
+      assert.equal(held?.spanId, trace.getSpan(ctx)?.spanContext().spanId);
+      assert.equal(context.active(), ctx, 'active() is the Context entered');
+      return key?.getStore();
+    });
+  const firstHolders: unknown[] = [];
+  for (let run = 0; run < 2; run++) {
+    const sf = start({ outputDir: dir, spansFile: false, windowMs: 600_000 });
+    assert.ok(sf);
+    try {
+      const key = sf.mode === 'async-context-frame' ? samplerKey() : undefined;
+      const first = enter(ctxA, key);
+      // A holder entered again from a timer (a bound listener would do the same).
+      const again = await new Promise((r) => setTimeout(() => r(enter(ctxA, key)), 1));
+      const third = enter(ctxA, key);
+      const sameSpanOtherValue = enter(ctxA2, key);
+      const otherSpan = enter(ctxB, key);
+      context.with(ctxA2, () => assert.equal(context.active().getValue(k), 'v'));
+      if (key !== undefined) {
+        assert.ok(first !== undefined && typeof first === 'object', 'the frame holds a holder');
+        assert.equal(again, first, 'the same Context reuses its holder');
+        assert.equal(third, first);
+        assert.notEqual(sameSpanOtherValue, first, 'another Context of the same span has its own holder');
+        assert.notEqual(otherSpan, first);
+        assert.equal((first as { 0?: unknown })[0], ctxA, 'the holder carries its Context');
+        // A holder belongs to one run of the native profiler.
+        if (run === 1) assert.notEqual(first, firstHolders[0], 'a new sampler run does not reuse the last run\'s holder');
+        firstHolders.push(first);
+      }
+    } finally {
+      await sf.shutdown();
+    }
+  }
+  a.end();
+  b.end();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('span names on samples: recorded at end for our processors, read live for spans nobody noted', () => {
