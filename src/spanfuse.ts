@@ -200,7 +200,12 @@ export class Spanfuse {
     });
     this.#heap = HeapStage.start(config.heap, this.#diag);
     this.#spansFile = config.spansFile
-      ? new (workerThreads.isMainThread ? JsonlSpanProcessor : WorkerJsonlSpanProcessor)({ dir: this.#outputDir, maxFileBytes: config.spansFileMaxBytes, diagnostics: this.#diag })
+      ? new (workerThreads.isMainThread ? JsonlSpanProcessor : WorkerJsonlSpanProcessor)({
+          dir: this.#outputDir,
+          maxFileBytes: config.spansFileMaxBytes,
+          oneIn: config.spansFileOneIn,
+          diagnostics: this.#diag,
+        })
       : undefined;
     const ownProcessors: SpanProcessor[] = [this.#fusion.noteProcessor(false), this.#localRoot(), this.#contextLoss.spans];
     const sink = this.#spansFile ?? new NoopSpanProcessor();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../core/pprof.js';
 import { parseWindowFileName } from '../export/index.js';
-import { readSpanFileObjects } from '../debug/index.js';
+import { adjustedCountOf, readSpanFileObjects } from '../debug/index.js';
 import { formatUnattributed, UnattributedReader } from './summary-unattributed.js';
 import type { UnattributedSummary } from './summary-unattributed.js';
 
@@ -119,7 +119,11 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
   };
 }
 
-/** Spans started at or after `sinceNs` in every span file; lines that are not a whole span are counted apart. */
+/**
+ * Spans started at or after `sinceNs` in every span file, each line counted
+ * as the spans it stands for (`adjustedCount`); lines that are not a whole
+ * span are counted apart.
+ */
 function countSpans(dir: string, sinceNs: bigint): { count: number; skipped: number; files: string[] } {
   const read = readSpanFileObjects(dir);
   let count = 0;
@@ -132,7 +136,7 @@ function countSpans(dir: string, sinceNs: bigint): { count: number; skipped: num
       skipped++;
       continue;
     }
-    if (start >= sinceNs) count++;
+    if (start >= sinceNs) count += adjustedCountOf(span);
   }
   return { count, skipped, files: read.files };
 }

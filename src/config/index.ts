@@ -46,6 +46,13 @@ export interface SpanfuseOptions {
   /** Max bytes of `spans.jsonl` before it rotates to `spans.1.jsonl` (`SPANFUSE_SPANS_MAX_BYTES`). */
   spansFileMaxBytes?: number;
   /**
+   * `spans.jsonl` keeps every tail span and one trace in N of the other
+   * spans, chosen by trace id (a kept trace keeps all its spans); each such
+   * line carries `"adjustedCount": N` (`SPANFUSE_SPANS_ONE_IN`). 1 writes
+   * every span. Default 10.
+   */
+  spansFileOneIn?: number;
+  /**
    * Register a tracer provider when the app has none (`SPANFUSE_TRACER_PROVIDER`,
    * `auto` or `off`). Default `auto`.
    */
@@ -78,6 +85,7 @@ export interface ResolvedConfig {
   readonly collectCpuTime: boolean;
   readonly spansFile: boolean;
   readonly spansFileMaxBytes: number;
+  readonly spansFileOneIn: number;
   readonly tracerProvider: 'auto' | 'off';
   readonly autoInstrument: 'http' | 'off';
   readonly export: ResolvedExportConfig;
@@ -94,11 +102,13 @@ export const DEFAULTS = {
   samplingIntervalMicros: 10_000,
   outputDir: './spanfuse-out',
   spansFileMaxBytes: 64 * 1024 * 1024,
+  spansFileOneIn: 10,
 } as const;
 
 const WINDOW_BOUNDS = { min: 100, max: 3_600_000 };
 const INTERVAL_BOUNDS = { min: 100, max: 1_000_000 };
 const SPANS_BYTES_BOUNDS = { min: 4096, max: 2 ** 40 };
+const SPANS_ONE_IN_BOUNDS = { min: 1, max: 1_000_000 };
 
 /**
  * One merge (code > env > default) and one validation. Throws a single
@@ -129,6 +139,11 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     envInt(env, 'SPANFUSE_SPANS_MAX_BYTES', problems, SPANS_BYTES_BOUNDS),
     DEFAULTS.spansFileMaxBytes,
   );
+  const spansFileOneIn = pick(
+    options.spansFileOneIn,
+    envInt(env, 'SPANFUSE_SPANS_ONE_IN', problems, SPANS_ONE_IN_BOUNDS),
+    DEFAULTS.spansFileOneIn,
+  );
   const envProvider = envString(env, 'SPANFUSE_TRACER_PROVIDER');
   if (envProvider !== undefined && envProvider !== 'auto' && envProvider !== 'off') {
     problems.add('SPANFUSE_TRACER_PROVIDER', `expected "auto" or "off", got ${JSON.stringify(envProvider)}`);
@@ -154,6 +169,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
   checkInt(problems, 'windowMs', windowMs, WINDOW_BOUNDS);
   checkInt(problems, 'samplingIntervalMicros', samplingIntervalMicros, INTERVAL_BOUNDS);
   checkInt(problems, 'spansFileMaxBytes', spansFileMaxBytes, SPANS_BYTES_BOUNDS);
+  checkInt(problems, 'spansFileOneIn', spansFileOneIn, SPANS_ONE_IN_BOUNDS);
   if (typeof outputDir !== 'string' || outputDir.trim() === '') {
     problems.add('outputDir', 'expected a non-empty folder path');
   }
@@ -191,6 +207,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     collectCpuTime,
     spansFile,
     spansFileMaxBytes,
+    spansFileOneIn,
     tracerProvider,
     autoInstrument,
     export: exportConfig,

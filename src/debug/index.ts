@@ -2,7 +2,7 @@ export { FlameError, SampleStore, KEYS } from './model.js';
 export type { FlameErrorCode, Row, WindowInfo } from './model.js';
 export { loadInputs } from './load.js';
 export type { Loaded, LoadOptions } from './load.js';
-export { readSpanFileObjects, readSpans, SPAN_FILES } from './spans.js';
+export { adjustedCountOf, readSpanFileObjects, readSpans, SPAN_FILES } from './spans.js';
 export type { SpanRecord } from './spans.js';
 export { selectRows, summarizeRows, resolveOperation, knownOperations, spanOperation } from './select.js';
 export type { Selection, Selected, ResolvedOperation } from './select.js';

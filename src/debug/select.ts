@@ -53,7 +53,12 @@ export function resolveOperation(loaded: Loaded, name: string): ResolvedOperatio
     }
   }
   const opSpans = loaded.spans.filter((s) => names.has(s.name) && (key === undefined || spanOperation(s) === key));
-  const normalIds = opSpans.length > 0 ? new Set(opSpans.filter((s) => s.attributes['profiler.tail'] !== true).map((s) => s.spanId)) : undefined;
+  // spans.jsonl may keep only one trace in N of the spans out of the tail:
+  // normal samples are then those of the spans it kept (the counts that
+  // divide them come from the same spans), or, when it kept none of this
+  // operation, every normal sample of it.
+  const normal = opSpans.filter((s) => s.attributes['profiler.tail'] !== true);
+  const normalIds = normal.length > 0 ? new Set(normal.map((s) => s.spanId)) : undefined;
   return { key, spanNames: names, normalIds, spans: opSpans };
 }
 

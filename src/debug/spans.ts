@@ -12,6 +12,14 @@ export interface SpanRecord {
   readonly startNs: number;
   readonly endNs: number;
   readonly attributes: Readonly<Record<string, unknown>>;
+  /** Spans this line stands for: N when the writer kept one trace in N of the spans out of the tail, else 1. */
+  readonly adjustedCount: number;
+}
+
+/** The spans a parsed line stands for (`adjustedCount`, 1 when absent or not a count). */
+export function adjustedCountOf(o: Readonly<Record<string, unknown>>): number {
+  const n = o.adjustedCount;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 1 ? n : 1;
 }
 
 /** The span files of an output folder, oldest first: the rotated backup, then the current file. */
@@ -66,5 +74,6 @@ export function readSpans(dir: string): SpanRecord[] {
     startNs: Number(text(o.startTimeUnixNano) || 0),
     endNs: Number(text(o.endTimeUnixNano) || 0),
     attributes: typeof o.attributes === 'object' && o.attributes !== null ? (o.attributes as Record<string, unknown>) : {},
+    adjustedCount: adjustedCountOf(o),
   }));
 }

@@ -15,12 +15,32 @@ export interface JsonlSpanProcessorOptions {
   /** Spans buffered in memory before the oldest are dropped (bytes). */
   readonly maxBufferBytes?: number;
   readonly flushIntervalMs?: number;
+  /**
+   * Keep every tail span (`profiler.tail`) and the spans of one trace in
+   * `oneIn` of the others, chosen by trace id; their lines carry
+   * `"adjustedCount": oneIn`. Default 1: every span.
+   */
+  readonly oneIn?: number;
   readonly diagnostics: Diagnostics;
 }
 
 export const SPANS_FILE = 'spans.jsonl';
 /** The one backup `spans.jsonl` rotates to (the older one is replaced). */
 export const SPANS_BACKUP_FILE = 'spans.1.jsonl';
+
+/** The tail mark the tail stage puts on a span (exemplars/attributes.ts). */
+const ATTR_TAIL = 'profiler.tail';
+
+/**
+ * Whether the trace of `traceId` is among the one in `oneIn` kept: its last 8
+ * hex digits (random in W3C trace ids) taken modulo `oneIn`, so every span
+ * of a kept trace is kept, whichever process or thread writes it.
+ */
+export function keepsTrace(traceId: string, oneIn: number): boolean {
+  if (oneIn <= 1) return true;
+  const low = Number.parseInt(traceId.slice(-8), 16);
+  return Number.isFinite(low) && low % oneIn === 0;
+}
 
 /** Spans whose lines are built together (bounds the spans kept by reference). */
 const BATCH_SPANS = 256;
@@ -41,6 +61,7 @@ const EARLY_FLUSH_BYTES = 256 * 1024;
  */
 export class JsonlSpanProcessor implements SpanProcessor {
   readonly #opts: Required<Omit<JsonlSpanProcessorOptions, 'diagnostics'>>;
+  readonly #oneIn: number;
   readonly #diag: Diagnostics;
   /** Ended spans whose lines are not built yet (at most BATCH_SPANS). */
   #pending: ReadableSpan[] = [];
@@ -57,6 +78,8 @@ export class JsonlSpanProcessor implements SpanProcessor {
   #closed = false;
   #written = 0;
   #dropped = 0;
+  /** Spans left out by the one-in-N choice (not an error: adjustedCount stands for them). */
+  #sampledOut = 0;
 
   constructor(options: JsonlSpanProcessorOptions) {
     this.#opts = {
@@ -64,7 +87,9 @@ export class JsonlSpanProcessor implements SpanProcessor {
       maxFileBytes: options.maxFileBytes,
       maxBufferBytes: options.maxBufferBytes ?? 8 * 1024 * 1024,
       flushIntervalMs: options.flushIntervalMs ?? 1000,
+      oneIn: options.oneIn ?? 1,
     };
+    this.#oneIn = Math.max(1, Math.floor(this.#opts.oneIn));
     this.#diag = options.diagnostics;
   }
 
@@ -76,6 +101,10 @@ export class JsonlSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.#closed) return;
+    if (this.#oneIn > 1 && span.attributes[ATTR_TAIL] !== true && !keepsTrace(span.spanContext().traceId, this.#oneIn)) {
+      this.#sampledOut++;
+      return;
+    }
     // Only a reference here: lines are built a batch at a time, off the
     // span's own path (an ended span no longer changes).
     this.#pending.push(span);
@@ -99,7 +128,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
     let bytes = 0;
     for (const span of spans) {
       try {
-        const line = toLine(span);
+        const line = toLine(span, this.#oneIn > 1 && span.attributes[ATTR_TAIL] !== true ? this.#oneIn : 1);
         lines.push(line);
         bytes += line.length;
       } catch (err) {
@@ -158,8 +187,8 @@ export class JsonlSpanProcessor implements SpanProcessor {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
   }
 
-  stats(): { written: number; dropped: number; bufferedBytes: number } {
-    return { written: this.#written, dropped: this.#dropped, bufferedBytes: this.#bytes };
+  stats(): { written: number; dropped: number; sampledOut: number; bufferedBytes: number } {
+    return { written: this.#written, dropped: this.#dropped, sampledOut: this.#sampledOut, bufferedBytes: this.#bytes };
   }
 
   #take(): string {
@@ -226,13 +255,14 @@ export class JsonlSpanProcessor implements SpanProcessor {
 
 
 /**
- * One line of `spans.jsonl`: the same text as `JSON.stringify(toJson(span))`
+ * One line of `spans.jsonl`: the same text as `JSON.stringify(toJson(span, adjustedCount))`
  * plus a newline, without the bigints and the attribute copy. (One native
  * stringify of a small object beats string concatenation here: the
  * concatenated pieces would have to be flattened again when lines are
- * joined for the write.)
+ * joined for the write.) `adjustedCount` > 1: the line stands for that many
+ * spans (one-in-N choice).
  */
-export function toLine(span: ReadableSpan): string {
+export function toLine(span: ReadableSpan, adjustedCount = 1): string {
   const sc = span.spanContext();
   const st = span.status;
   return (
@@ -246,14 +276,15 @@ export function toLine(span: ReadableSpan): string {
       endTimeUnixNano: hrTimeToNanoString(span.endTime),
       attributes: span.attributes,
       status: st.message === undefined ? { code: st.code } : { code: st.code, message: st.message },
+      adjustedCount: adjustedCount === 1 ? undefined : adjustedCount,
     }) + '\n'
   );
 }
 
 /** The JSON shape of a span in `spans.jsonl` (README documents it). */
-export function toJson(span: ReadableSpan): Record<string, unknown> {
+export function toJson(span: ReadableSpan, adjustedCount = 1): Record<string, unknown> {
   const sc = span.spanContext();
-  return {
+  const out: Record<string, unknown> = {
     traceId: sc.traceId,
     spanId: sc.spanId,
     parentSpanId: span.parentSpanContext?.spanId,
@@ -264,4 +295,6 @@ export function toJson(span: ReadableSpan): Record<string, unknown> {
     attributes: { ...span.attributes },
     status: { code: span.status.code, ...(span.status.message === undefined ? {} : { message: span.status.message }) },
   };
+  if (adjustedCount !== 1) out.adjustedCount = adjustedCount;
+  return out;
 }
