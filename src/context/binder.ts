@@ -2,7 +2,6 @@ import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import type { AsyncHook } from 'node:async_hooks';
 import { time } from '@datadog/pprof';
 import type { ContextMode } from '../core/window.js';
-import { NO_SPAN } from './sample-context.js';
 
 /**
  * Makes the sampler see the span of the running continuation. Two
@@ -155,6 +154,9 @@ export class HookBinder implements SamplerBinder {
     this.current = value;
     if (!time.isStarted()) return;
     this.#switches++;
-    time.setContext(value ?? NO_SPAN);
+    // No span: the slot is emptied (a sample then has no context, as an idle
+    // sample in AsyncContextFrame mode). Writing an object instead would make
+    // a native handle for it at every `after`, twice per callback in a span.
+    time.setContext(value);
   }
 }
