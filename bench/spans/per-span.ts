@@ -49,6 +49,8 @@ const opt = (name: string, dflt: string): string => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
 };
+/** Entries of each span's Context after the first (`--reenter N`). */
+const reenter = Number(opt('reenter', '0'));
 
 async function child(variant: VariantName, spans: number): Promise<void> {
   const api = await import('@opentelemetry/api');
@@ -64,7 +66,6 @@ async function child(variant: VariantName, spans: number): Promise<void> {
     stop = () => sf.shutdown();
   }
   const tracer = api.trace.getTracer('per-span');
-  const reenter = Number(opt('reenter', '0'));
   const listener = (): number => 0;
   const one = (): Promise<void> =>
     tracer.startActiveSpan('op', async (span) => {
@@ -139,7 +140,7 @@ function parent(): void {
           SPANFUSE_TAIL_ENABLED: v === 'spanfuse-notail' ? 'false' : 'true',
           SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-main' ? 'main' : 'worker',
         };
-        const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', opt('reenter', '0')], { env, encoding: 'utf8', timeout: 300_000 });
+        const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', String(reenter)], { env, encoding: 'utf8', timeout: 300_000 });
         if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);
         const line = p.stdout.trim().split('\n').pop() ?? '';
         results.get(v)!.push(JSON.parse(line) as ChildResult);
@@ -153,7 +154,6 @@ function parent(): void {
 
 function report(results: Map<VariantName, ChildResult[]>, o: { rounds: number; spans: number; node: string; nodeArgs: string[] }): void {
   const version = spawnSync(o.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  const reenter = Number(opt('reenter', '0'));
   const entries = reenter > 0 ? `, each span's Context entered ${reenter + 1} times` : '';
   console.log(`node ${version} ${o.nodeArgs.join(' ')}; ${o.rounds} interleaved rounds, ${o.spans} spans measured per process${entries}`);
   console.log('| variant | mode | wall µs/span median (min-max) | CPU µs/span median (min-max) | main-thread CPU µs/span | Δ wall vs control | Δ CPU vs control | Δ main-thread CPU |');

@@ -57,6 +57,19 @@ function enterFrame<A extends unknown[], R>(
   return cb(...args);
 }
 
+/** Enter `context` in the sampler's frame: with the holder it keeps, or a new one made for `sample`. */
+function enterWithHolder<A extends unknown[], R>(
+  key: AsyncLocalStorage<unknown>,
+  context: Context,
+  slot: symbol,
+  held: Holder | undefined,
+  sample: SampleContext,
+  cb: (...a: A) => R,
+  args: A,
+): R {
+  return held !== undefined ? key.run(held, cb, ...args) : time.runWithContext(sample, enterFrame<A, R>, key, context, slot, cb, ...args);
+}
+
 /**
  * An OpenTelemetry context manager (AsyncLocalStorage based, so `await`,
  * timers, emitters and `context.bind` behave exactly as with the stock one)
@@ -180,17 +193,9 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     if (held !== undefined && tc === undefined) return key.run(held, cb, ...args);
     const span = trace.getSpan(context);
     const sample = span === undefined ? NO_SPAN : sampleOfSpan(span);
-    const enter = enterFrame<A, ReturnType<F>>;
-    if (tc === undefined || span === undefined) {
-      return held !== undefined ? key.run(held, cb, ...args) : time.runWithContext(sample, enter, key, context, slot, cb, ...args);
-    }
+    if (tc === undefined || span === undefined) return enterWithHolder(key, context, slot, held, sample, cb, args);
     // The SampleContext stands for the span (it has the SpanContext fields).
-    return tc.run(
-      sample,
-      () => (held !== undefined ? key.run(held, cb, ...args) : time.runWithContext(sample, enter, key, context, slot, cb, ...args)),
-      sample.name,
-      sample.localRootSpanId,
-    );
+    return tc.run(sample, () => enterWithHolder(key, context, slot, held, sample, cb, args), sample.name, sample.localRootSpanId);
   }
 
   #withHooks<A extends unknown[], F extends (...args: A) => ReturnType<F>>(

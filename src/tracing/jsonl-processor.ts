@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Diagnostics } from '../core/diagnostics.js';
+import { ATTR_TAIL } from '../exemplars/attributes.js';
 import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
 import { appendWholeLines, appendWholeLinesSync, roomFor, roomForSync } from './whole-lines.js';
 import type { LinesWritten } from './whole-lines.js';
@@ -27,9 +28,6 @@ export interface JsonlSpanProcessorOptions {
 export const SPANS_FILE = 'spans.jsonl';
 /** The one backup `spans.jsonl` rotates to (the older one is replaced). */
 export const SPANS_BACKUP_FILE = 'spans.1.jsonl';
-
-/** The tail mark the tail stage puts on a span (exemplars/attributes.ts). */
-const ATTR_TAIL = 'profiler.tail';
 
 /**
  * Whether the trace of `traceId` is among the one in `oneIn` kept: its last 8
@@ -60,7 +58,7 @@ const EARLY_FLUSH_BYTES = 256 * 1024;
  * `maxBufferBytes` the oldest batches of lines are dropped and counted.
  */
 export class JsonlSpanProcessor implements SpanProcessor {
-  readonly #opts: Required<Omit<JsonlSpanProcessorOptions, 'diagnostics'>>;
+  readonly #opts: Required<Omit<JsonlSpanProcessorOptions, 'diagnostics' | 'oneIn'>>;
   readonly #oneIn: number;
   readonly #diag: Diagnostics;
   /** Ended spans whose lines are not built yet (at most BATCH_SPANS). */
@@ -87,9 +85,8 @@ export class JsonlSpanProcessor implements SpanProcessor {
       maxFileBytes: options.maxFileBytes,
       maxBufferBytes: options.maxBufferBytes ?? 8 * 1024 * 1024,
       flushIntervalMs: options.flushIntervalMs ?? 1000,
-      oneIn: options.oneIn ?? 1,
     };
-    this.#oneIn = Math.max(1, Math.floor(this.#opts.oneIn));
+    this.#oneIn = Math.max(1, Math.floor(options.oneIn ?? 1));
     this.#diag = options.diagnostics;
   }
 
@@ -101,7 +98,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.#closed) return;
-    if (this.#oneIn > 1 && span.attributes[ATTR_TAIL] !== true && !keepsTrace(span.spanContext().traceId, this.#oneIn)) {
+    if (this.#adjustedCount(span) > 1 && !keepsTrace(span.spanContext().traceId, this.#oneIn)) {
       this.#sampledOut++;
       return;
     }
@@ -118,6 +115,11 @@ export class JsonlSpanProcessor implements SpanProcessor {
     }
   }
 
+  /** Spans a written line of `span` stands for: 1 for a tail span or when every span is written. */
+  #adjustedCount(span: ReadableSpan): number {
+    return this.#oneIn > 1 && span.attributes[ATTR_TAIL] !== true ? this.#oneIn : 1;
+  }
+
   /** Turn the pending spans into one chunk of lines; drop the oldest chunks beyond the byte bound. */
   #serializePending(): void {
     const spans = this.#pending;
@@ -128,7 +130,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
     let bytes = 0;
     for (const span of spans) {
       try {
-        const line = toLine(span, this.#oneIn > 1 && span.attributes[ATTR_TAIL] !== true ? this.#oneIn : 1);
+        const line = toLine(span, this.#adjustedCount(span));
         lines.push(line);
         bytes += line.length;
       } catch (err) {
