@@ -3,6 +3,7 @@ import type { Context, Span, SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { time } from '@datadog/pprof';
 import type { AsyncLocalStorage } from 'node:async_hooks';
+import { isMainThread } from 'node:worker_threads';
 import { FrameBinder, HookBinder } from './binder.js';
 import type { SamplerBinder } from './binder.js';
 import { NO_SPAN, sampleOfSpan } from './sample-context.js';
@@ -52,7 +53,10 @@ function enterFrame<A extends unknown[], R>(
   const h = key.getStore() as Holder | undefined;
   if (h !== undefined) {
     h[0] = context;
-    if (Object.isExtensible(context)) (context as unknown as WithHolder)[slot] = h;
+    // Not in worker threads: a SIGSEGV in the 100-worker mass-terminate test
+    // (Node 24) followed this change once; until it is understood, holders
+    // there die with their frames as before.
+    if (isMainThread && Object.isExtensible(context)) (context as unknown as WithHolder)[slot] = h;
   }
   return cb(...args);
 }
