@@ -11,8 +11,13 @@
  * `{windowMs}` becomes a number.
  */
 
-/** Which profiler the server starts, before it loads `node:http`. */
-export type ProfilerKind = 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace';
+/**
+ * Which profiler the server starts, before it loads `node:http`. `pprof` is
+ * @datadog/pprof's wall sampler alone (the one spanfuse builds on): no
+ * contexts, no labels, windows rotated and gzip-encoded at the export period
+ * and then dropped; its rate comes from `BENCH_PPROF_INTERVAL_US`.
+ */
+export type ProfilerKind = 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace' | 'pprof';
 
 /**
  * Who makes the per-request server span.
@@ -21,8 +26,9 @@ export type ProfilerKind = 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace';
  *   costs the same in both).
  * - `spanfuse`: the app registers nothing; spanfuse installs its provider.
  * - `dd-trace`: dd-trace is its own tracer; its http plugin makes the span.
+ * - `none`: no tracing at all (the untraced service, for the sampler floor).
  */
-export type TracingKind = 'otel-basic' | 'spanfuse' | 'dd-trace';
+export type TracingKind = 'otel-basic' | 'spanfuse' | 'dd-trace' | 'none';
 
 /** How the request's span id is put on samples by the app itself. */
 export type AppLabels = 'none' | 'pyroscope-wrap';
@@ -45,6 +51,8 @@ export interface BenchConfig {
   readonly appTracingFirst?: boolean;
   /** Part of the default set; others run only when named with --configs. */
   readonly byDefault: boolean;
+  /** Ratios to this configuration of the same round instead of `control` (which must run too). */
+  readonly reference?: string;
   /** spanfuse only: load this build instead of --spanfuse (set by --baseline for the `@base` twins). */
   readonly spanfuseModule?: string;
 }
@@ -237,6 +245,44 @@ export const CONFIGS: readonly BenchConfig[] = [
     labels: 'none',
     spanfuseEntry: 'start',
     spanfuseOptions: spanfuseBase,
+    byDefault: false,
+  },
+  {
+    name: 'untraced',
+    description: 'no profiler, no tracing: the service alone (the reference of the pprof-* floor configurations)',
+    profiler: 'none',
+    tracing: 'none',
+    labels: 'none',
+    byDefault: false,
+  },
+  {
+    name: 'pprof-100hz',
+    description: '@datadog/pprof wall sampler alone at 100 Hz on the untraced service (no contexts, no labels, windows encoded and dropped); ratios to untraced',
+    profiler: 'pprof',
+    tracing: 'none',
+    labels: 'none',
+    env: { BENCH_PPROF_INTERVAL_US: '10000' },
+    reference: 'untraced',
+    byDefault: false,
+  },
+  {
+    name: 'pprof-50hz',
+    description: '@datadog/pprof wall sampler alone at 50 Hz on the untraced service (no contexts, no labels, windows encoded and dropped); ratios to untraced',
+    profiler: 'pprof',
+    tracing: 'none',
+    labels: 'none',
+    env: { BENCH_PPROF_INTERVAL_US: '20000' },
+    reference: 'untraced',
+    byDefault: false,
+  },
+  {
+    name: 'pprof-20hz',
+    description: '@datadog/pprof wall sampler alone at 20 Hz on the untraced service (no contexts, no labels, windows encoded and dropped); ratios to untraced',
+    profiler: 'pprof',
+    tracing: 'none',
+    labels: 'none',
+    env: { BENCH_PPROF_INTERVAL_US: '50000' },
+    reference: 'untraced',
     byDefault: false,
   },
   {

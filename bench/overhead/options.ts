@@ -147,6 +147,12 @@ export function parseOptions(argv: readonly string[]): Options {
       const control = CONFIGS.find((c) => c.name === 'control');
       if (control !== undefined) configs.unshift(control);
     }
+    // A configuration measured against another (the pprof-* floor against
+    // `untraced`) brings that one along, right after the control.
+    for (const ref of new Set(configs.map((c) => c.reference).filter((r): r is string => r !== undefined))) {
+      const rc = CONFIGS.find((x) => x.name === ref);
+      if (rc !== undefined && !configs.includes(rc)) configs.splice(1, 0, rc);
+    }
   }
   if (values.baseline !== undefined) {
     const baseModule = resolve(values.baseline, 'dist', 'src', 'index.js');

@@ -31,6 +31,8 @@ export async function startProfiler(spec: ServerSpec): Promise<StartedProfiler> 
       return startPyroscope(spec);
     case 'dd-trace':
       return startDdTrace(spec);
+    case 'pprof':
+      return startRawPprof(spec);
   }
 }
 
@@ -97,5 +99,33 @@ function startDdTrace(spec: ServerSpec): StartedProfiler {
     // dd-trace exports on its own upload period; the harness runs long enough
     // for several uploads inside the measured window, and reads what arrived.
     shutdown: () => Promise.resolve(),
+  };
+}
+
+/**
+ * @datadog/pprof's wall sampler and nothing else: what any profiler built on
+ * it pays at least. Each window is rotated and gzip-encoded (as a profiler
+ * that exports would), then dropped.
+ */
+async function startRawPprof(spec: ServerSpec): Promise<StartedProfiler> {
+  const { time, encode } = await import('@datadog/pprof');
+  const intervalMicros = Number(process.env['BENCH_PPROF_INTERVAL_US'] ?? '10000');
+  time.start({ intervalMicros, durationMillis: spec.windowMs, withContexts: false, collectCpuTime: false, lineNumbers: false });
+  let windows = 0;
+  let bytes = 0;
+  const timer = setInterval(() => {
+    void encode(time.stop(true)).then((b) => {
+      windows++;
+      bytes += b.length;
+    });
+  }, spec.windowMs);
+  timer.unref();
+  return {
+    stats: () => ({ intervalMicros, windows, bytes }),
+    shutdown: () => {
+      clearInterval(timer);
+      if (time.isStarted()) time.stop();
+      return Promise.resolve();
+    },
   };
 }

@@ -7,8 +7,8 @@
 /** What the harness tells a server process to be (JSON in BENCH_SERVER_SPEC). */
 export interface ServerSpec {
   readonly config: string;
-  readonly profiler: 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace';
-  readonly tracing: 'otel-basic' | 'spanfuse' | 'dd-trace';
+  readonly profiler: 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace' | 'pprof';
+  readonly tracing: 'otel-basic' | 'spanfuse' | 'dd-trace' | 'none';
   readonly labels: 'none' | 'pyroscope-wrap';
   readonly appTracingFirst: boolean;
   readonly spanfuseEntry: 'start' | 'register';

@@ -33,6 +33,8 @@ export interface Row {
   readonly runtime: string;
   readonly runs: number;
   readonly failed: number;
+  /** The configuration the ratios and deltas are to (`control` unless the configuration names another). */
+  readonly reference: string;
   readonly errors: readonly string[];
   readonly absolute: Record<Metric, Spread | null>;
   readonly ratio: Record<Metric, Spread | null>;
@@ -42,12 +44,18 @@ export interface Row {
   readonly exportsInWindow: Spread | null;
 }
 
-export function aggregate(results: readonly RunResult[], configs: readonly string[], runtimes: readonly string[]): Row[] {
+export function aggregate(
+  results: readonly RunResult[],
+  configs: readonly string[],
+  runtimes: readonly string[],
+  referenceOf: (config: string) => string = () => 'control',
+): Row[] {
   const rows: Row[] = [];
   for (const rt of runtimes) {
-    const control = new Map<number, RunResult>();
-    for (const r of results) if (r.runtime === rt && r.config === 'control' && r.ok) control.set(r.round, r);
     for (const cfg of configs) {
+      const reference = referenceOf(cfg);
+      const control = new Map<number, RunResult>();
+      for (const r of results) if (r.runtime === rt && r.config === reference && r.ok) control.set(r.round, r);
       const mine = results.filter((r) => r.runtime === rt && r.config === cfg);
       const ok = mine.filter((r) => r.ok);
       const absolute = {} as Record<Metric, Spread | null>;
@@ -71,6 +79,7 @@ export function aggregate(results: readonly RunResult[], configs: readonly strin
         runtime: rt,
         runs: mine.length,
         failed: mine.length - ok.length,
+        reference,
         errors: [...new Set(mine.filter((r) => !r.ok).map((r) => r.error ?? 'unknown error'))],
         absolute,
         ratio,
@@ -130,7 +139,7 @@ export function markdown(h: Header, rows: readonly Row[]): string {
   out.push(`- command: \`${h.command}\``);
   if (h.note !== '') out.push(`- note: ${h.note}`);
   out.push('');
-  out.push('Ratios are to the control of the same round and runtime: median (min–max) over rounds.');
+  out.push('Ratios are to the control of the same round and runtime (to the configuration named after "vs" where a row says so): median (min–max) over rounds.');
   out.push('Control row: absolute values. CPU/request is the server process\'s user+system CPU over the measured window divided by the requests it completed in it.');
   out.push('Attribution: share of samples inside a request\'s own uniquely named function that carry that request\'s span id.');
   out.push('RSS and heap: ratio, then the median paired difference in MB. Server CPU share: CPU seconds the server got per wall second (≈1.00 when it had its core to itself); a run well below 1.00 lost its core to something else and its throughput and latency are not comparable, while CPU per request still is.');
@@ -148,7 +157,7 @@ export function markdown(h: Header, rows: readonly Row[]): string {
       }
       const q = r.ratio;
       out.push(
-        `| ${r.config} | ${ratioCell(q.throughputRps)} | ${ratioCell(q.cpuPerRequestMicros)} | ${ratioCell(q.p50Ms)} | ${ratioCell(q.p99Ms)} | ${memCell(q.rssMb, r.delta.rssMb)} | ${memCell(q.heapUsedMb, r.delta.heapUsedMb)} | ${pctCell(r.attribution)} | ${r.exportsInWindow === null ? '–' : fmt(r.exportsInWindow.median, 0)} | ${absCell(a.serverCpuShare, 2, '')} | ${r.runs} (${r.failed}) |`,
+        `| ${r.reference === 'control' ? r.config : `${r.config} (vs ${r.reference})`} | ${ratioCell(q.throughputRps)} | ${ratioCell(q.cpuPerRequestMicros)} | ${ratioCell(q.p50Ms)} | ${ratioCell(q.p99Ms)} | ${memCell(q.rssMb, r.delta.rssMb)} | ${memCell(q.heapUsedMb, r.delta.heapUsedMb)} | ${pctCell(r.attribution)} | ${r.exportsInWindow === null ? '–' : fmt(r.exportsInWindow.median, 0)} | ${absCell(a.serverCpuShare, 2, '')} | ${r.runs} (${r.failed}) |`,
       );
     }
   }

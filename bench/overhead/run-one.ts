@@ -46,6 +46,7 @@ const LABEL_KEY: Record<BenchConfig['profiler'], string | undefined> = {
   spanfuse: 'span_id',
   pyroscope: 'span_id',
   'dd-trace': 'span id',
+  pprof: undefined,
 };
 
 export async function runOne(

@@ -13,6 +13,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Child } from './child.js';
+import { findConfig } from './configs.js';
 import { parseOptions } from './options.js';
 import type { Options } from './options.js';
 import type { FromLoad, ToLoad } from './protocol.js';
@@ -67,6 +68,11 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
 }
 
 /** `run.js --render results.json`: re-render a stored run with this version's report. */
+/** What a configuration's ratios are to (a `@base` twin: its original's). */
+function referenceOf(config: string): string {
+  return findConfig(config.replace(/@base$/, ''))?.reference ?? 'control';
+}
+
 async function render(file: string): Promise<void> {
   const { readFile } = await import('node:fs/promises');
   const data = JSON.parse(await readFile(file, 'utf8')) as { header: Header; results: RunResult[]; soak?: unknown };
@@ -76,7 +82,7 @@ async function render(file: string): Promise<void> {
   }
   const configs = [...new Set(data.results.map((r) => r.config))];
   const rts = Object.keys(data.header.runtimes);
-  process.stdout.write(markdown(data.header, aggregate(data.results, configs, rts)));
+  process.stdout.write(markdown(data.header, aggregate(data.results, configs, rts, referenceOf)));
 }
 
 async function main(): Promise<void> {
@@ -166,6 +172,7 @@ async function main(): Promise<void> {
       results,
       o.configs.map((c) => c.name),
       o.runtimes.map((r) => r.name),
+      referenceOf,
     );
     md = markdown(header, rows);
     json = { header, options: describeOptions(o), rows, results };
