@@ -40,8 +40,13 @@ export function keepsTrace(traceId: string, oneIn: number): boolean {
   return Number.isFinite(low) && low % oneIn === 0;
 }
 
-/** Spans whose lines are built together (bounds the spans kept by reference). */
-const BATCH_SPANS = 256;
+/**
+ * Spans whose lines are built together. It bounds the ended spans kept by
+ * reference: each one (with its attributes) survives young-generation
+ * collections while it waits, so the batch is small; its lines are then
+ * encoded off the JS heap at once (see #serializePending).
+ */
+const BATCH_SPANS = 32;
 /**
  * Buffered bytes that trigger a write before the flush interval: bounds what
  * is held between writes (lines die young); no CPU difference against 1 MiB
@@ -63,9 +68,9 @@ export class JsonlSpanProcessor implements SpanProcessor {
   readonly #diag: Diagnostics;
   /** Ended spans whose lines are not built yet (at most BATCH_SPANS). */
   #pending: ReadableSpan[] = [];
-  /** Built lines, a batch per chunk, oldest first; `#chunkBytes` sizes each chunk. */
-  #chunks: string[][] = [];
-  #chunkBytes: number[] = [];
+  /** Built lines, UTF-8, a batch per chunk, oldest first. */
+  #chunks: Buffer[] = [];
+  #chunkLines: number[] = [];
   #bytes = 0;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
@@ -125,27 +130,29 @@ export class JsonlSpanProcessor implements SpanProcessor {
     const spans = this.#pending;
     if (spans.length === 0) return;
     this.#pending = [];
-    // Lines stay separate strings until #take() joins everything once.
-    const lines: string[] = [];
-    let bytes = 0;
+    let text = '';
+    let lines = 0;
     for (const span of spans) {
       try {
-        const line = toLine(span, this.#adjustedCount(span));
-        lines.push(line);
-        bytes += line.length;
+        text += toLine(span, this.#adjustedCount(span));
+        lines++;
       } catch (err) {
         this.#diag.error('spans.serialize', err);
       }
     }
-    if (lines.length === 0) return;
-    this.#chunks.push(lines);
-    this.#chunkBytes.push(bytes);
-    this.#bytes += bytes;
+    if (lines === 0) return;
+    // Encoded now, the lines wait for the write outside the JS heap: held as
+    // strings (or the spans as objects) they would be copied by every
+    // young-generation collection until the write, then promoted.
+    const chunk = Buffer.from(text, 'utf8');
+    this.#chunks.push(chunk);
+    this.#chunkLines.push(lines);
+    this.#bytes += chunk.length;
     while (this.#bytes > this.#opts.maxBufferBytes && this.#chunks.length > 1) {
-      const old = this.#chunks.shift() ?? [];
-      this.#bytes -= this.#chunkBytes.shift() ?? 0;
-      this.#dropped += old.length;
-      this.#diag.count('spans.dropped', old.length);
+      this.#bytes -= this.#chunks.shift()?.length ?? 0;
+      const n = this.#chunkLines.shift() ?? 0;
+      this.#dropped += n;
+      this.#diag.count('spans.dropped', n);
     }
     // Many spans per second: write now rather than hold a second's worth.
     // (Not while a write is under way: then the byte bound above holds.)
@@ -160,7 +167,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
 
   forceFlush(): Promise<void> {
     const lines = this.#take();
-    if (lines === '') return this.#writing;
+    if (lines === undefined) return this.#writing;
     this.#inFlight++;
     this.#writing = this.#writing.then(() => this.#append(lines)).finally(() => {
       this.#inFlight--;
@@ -171,7 +178,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
   /** Write what is buffered now, synchronously; for `process.on('exit')`. */
   flushSync(): void {
     const lines = this.#take();
-    if (lines === '') return;
+    if (lines === undefined) return;
     try {
       mkdirSync(this.#opts.dir, { recursive: true });
       this.#rotateSync(lines.length);
@@ -193,17 +200,17 @@ export class JsonlSpanProcessor implements SpanProcessor {
     return { written: this.#written, dropped: this.#dropped, sampledOut: this.#sampledOut, bufferedBytes: this.#bytes };
   }
 
-  #take(): string {
+  #take(): Buffer | undefined {
     this.#serializePending();
-    if (this.#chunks.length === 0) return '';
-    const s = ([] as string[]).concat(...this.#chunks).join('');
+    if (this.#chunks.length === 0) return undefined;
+    const b = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#bytes);
     this.#chunks = [];
-    this.#chunkBytes = [];
+    this.#chunkLines = [];
     this.#bytes = 0;
-    return s;
+    return b;
   }
 
-  async #append(lines: string): Promise<void> {
+  async #append(lines: Buffer): Promise<void> {
     try {
       if (!this.#dirReady) {
         await mkdir(this.#opts.dir, { recursive: true });
@@ -221,9 +228,9 @@ export class JsonlSpanProcessor implements SpanProcessor {
   }
 
   /** The disk is nearly full: these lines are dropped (counted) so profile windows keep room. */
-  #giveWay(lines: string): void {
+  #giveWay(lines: Buffer): void {
     let n = 0;
-    for (let i = lines.indexOf('\n'); i !== -1; i = lines.indexOf('\n', i + 1)) n++;
+    for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, i + 1)) n++;
     this.#dropped += n;
     this.#diag.count('spans.dropped', n);
     this.#diag.warnOnce(

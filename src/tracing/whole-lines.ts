@@ -18,8 +18,8 @@ export interface LinesWritten {
  * the file is cut back to the end of the last complete line written, so a
  * reader only ever sees whole lines and the next append starts on a fresh one.
  */
-export function appendWholeLinesSync(path: string, text: string): LinesWritten {
-  const buf = Buffer.from(text, 'utf8');
+export function appendWholeLinesSync(path: string, text: string | Buffer): LinesWritten {
+  const buf = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const fd = openSync(path, 'a', 0o600);
   try {
     const start = fstatSync(fd).size;
@@ -44,8 +44,8 @@ export function appendWholeLinesSync(path: string, text: string): LinesWritten {
 }
 
 /** The same as {@link appendWholeLinesSync}, without blocking the event loop. */
-export async function appendWholeLines(path: string, text: string): Promise<LinesWritten> {
-  const buf = Buffer.from(text, 'utf8');
+export async function appendWholeLines(path: string, text: string | Buffer): Promise<LinesWritten> {
+  const buf = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const fh = await open(path, 'a', 0o600);
   try {
     const start = (await fh.stat()).size;

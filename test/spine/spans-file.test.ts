@@ -70,6 +70,35 @@ test('the writer keeps every tail span and one trace in N of the others, each wi
   }
 });
 
+test('beyond its byte bound the writer drops the oldest batches of lines, counts them, and writes the rest whole', async () => {
+  const dir = tmp();
+  try {
+    // 16 KiB: a few batches of ~200-byte lines; nothing is written before shutdown.
+    const writer = new JsonlSpanProcessor({ dir, maxFileBytes: 1 << 30, maxBufferBytes: 16 * 1024, flushIntervalMs: 60_000, diagnostics: new Diagnostics() });
+    const tracer = new BasicTracerProvider({ spanProcessors: [writer] }).getTracer('t');
+    for (let i = 0; i < 1000; i++) {
+      const span = tracer.startSpan(`op-${String(i).padStart(4, '0')}`);
+      span.setAttribute('note', 'é'.repeat(40)); // multi-byte text: the bound is in bytes
+      span.end();
+    }
+    const buffered = writer.stats().bufferedBytes;
+    assert.ok(buffered > 0 && buffered <= 16 * 1024 + 32 * 400, `buffered ${buffered} bytes`);
+    await writer.shutdown();
+    const got = lines(dir);
+    const { written, dropped } = writer.stats();
+    assert.equal(written, got.length);
+    assert.ok(dropped > 0, 'some batches were dropped');
+    assert.equal(written + dropped, 1000, 'every span is either written or counted as dropped');
+    // The newest spans are the ones kept, in order.
+    const names = got.map((l) => String(l.name));
+    assert.equal(names.at(-1), 'op-0999');
+    assert.deepEqual(names, [...names].sort());
+    for (const l of got) assert.equal((l.attributes as Record<string, unknown>).note, 'é'.repeat(40));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // An app at defaults (no SPANFUSE_SPANS_ONE_IN): 600 one-span traces, every
 // 20th slower than the 8 ms budget (a tail span), the others quick.
 const APP = `
