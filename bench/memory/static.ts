@@ -26,6 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { option } from '../args.js';
 
 type Step = 'base' | 'import' | 'sampler' | 'spanfuse' | 'defaults' | 'worker';
 const STEPS: readonly Step[] = ['base', 'import', 'sampler', 'spanfuse', 'defaults', 'worker'];
@@ -38,10 +39,7 @@ interface Measured {
 }
 
 const argv = process.argv.slice(2);
-const opt = (name: string, dflt: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
-};
+const opt = (name: string, dflt: string): string => option(argv, `--${name}`, dflt);
 
 const RUNTIME_OFF = { threadState: false, perfEvents: false, processContext: false, threadContext: false, nameThreads: false };
 
