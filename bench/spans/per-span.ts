@@ -28,6 +28,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { option } from '../args.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
 type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-main' | 'spanfuse-notail';
@@ -45,10 +46,7 @@ interface ChildResult {
 }
 
 const argv = process.argv.slice(2);
-const opt = (name: string, dflt: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
-};
+const opt = (name: string, dflt: string): string => option(argv, `--${name}`, dflt);
 /** Entries of each span's Context after the first (`--reenter N`). */
 const reenter = Number(opt('reenter', '0'));
 

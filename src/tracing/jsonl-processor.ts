@@ -6,7 +6,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import type { Diagnostics } from '../core/diagnostics.js';
 import { ATTR_TAIL } from '../exemplars/attributes.js';
 import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
-import { appendWholeLines, appendWholeLinesSync, roomFor, roomForSync } from './whole-lines.js';
+import { appendWholeLines, appendWholeLinesSync, countLines, roomFor, roomForSync } from './whole-lines.js';
 import type { LinesWritten } from './whole-lines.js';
 
 export interface JsonlSpanProcessorOptions {
@@ -229,8 +229,7 @@ export class JsonlSpanProcessor implements SpanProcessor {
 
   /** The disk is nearly full: these lines are dropped (counted) so profile windows keep room. */
   #giveWay(lines: Buffer): void {
-    let n = 0;
-    for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, i + 1)) n++;
+    const n = countLines(lines, lines.length);
     this.#dropped += n;
     this.#diag.count('spans.dropped', n);
     this.#diag.warnOnce(

@@ -82,7 +82,8 @@ function wholePrefix(buf: Buffer, n: number): number {
   return i + 1;
 }
 
-function countLines(buf: Buffer, n: number): number {
+/** Newlines (complete lines) in `buf[0, n)`. */
+export function countLines(buf: Buffer, n: number): number {
   let c = 0;
   for (let i = buf.indexOf(0x0a); i !== -1 && i < n; i = buf.indexOf(0x0a, i + 1)) c++;
   return c;
