@@ -18,7 +18,7 @@ import {
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
-import { runSliced, runSync } from './core/slices.js';
+import { runSliced, runSync, sliceRunning } from './core/slices.js';
 import type { Steps } from './core/slices.js';
 import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
@@ -277,10 +277,12 @@ export class Spanfuse {
     this.#startDebug();
     this.#workers = startWorkerSupport(() => {
       if (this.#shutdown !== undefined) return 'empty';
-      // The request interrupted this worker's own window close: that window
-      // is written when the close goes on; the main thread asks again.
-      if (this.#collecting) return 'busy';
-      // This runs wherever the inspector interrupted the worker's JavaScript,
+      // The request interrupted this worker's own window work (a close, or
+      // a slice of export work): that work goes on first, without being
+      // entered again from here; the main thread asks again.
+      if (this.#collecting || sliceRunning()) return 'busy';
+      // Asked 'now' (a worker whose loop took no turn), this runs wherever
+      // the inspector interrupted the worker's JavaScript,
       // possibly inside a context manager's `with()` that has checked the
       // sampler and is about to enter its frame: the native profiler stays
       // started (restart), so that call cannot meet a stopped profiler.

@@ -65,10 +65,31 @@ interface Job {
 
 const queue: Job[] = [];
 let pumping = false;
+let inSlice = false;
+
+/**
+ * Whether this thread is inside a slice right now: true only for code that
+ * interrupted one (a worker's flush request delivered by the inspector),
+ * which must then leave the jobs alone.
+ */
+export function sliceRunning(): boolean {
+  return inSlice;
+}
 
 /** One turn's slice: steps of the oldest jobs until the budget is spent. */
 function pump(): void {
   const start = performance.now();
+  inSlice = true;
+  try {
+    pumpSteps(start);
+  } finally {
+    inSlice = false;
+  }
+  if (queue.length > 0) setImmediate(pump);
+  else pumping = false;
+}
+
+function pumpSteps(start: number): void {
   while (queue.length > 0) {
     const job = queue[0] as Job;
     try {
@@ -83,6 +104,4 @@ function pump(): void {
     }
     if (performance.now() - start >= job.budgetMs) break;
   }
-  if (queue.length > 0) setImmediate(pump);
-  else pumping = false;
 }

@@ -5,37 +5,75 @@ import type { FlushAnswer } from './registry.js';
 /**
  * Worker side of flush-before-terminate. The main thread cannot collect a
  * worker's profile (the sampler lives in the worker's isolate), so it asks the
- * worker to run this function through the inspector (see flusher.ts), which
- * V8 delivers as an interrupt: it runs even while the worker is busy in a
- * synchronous loop. The function writes the open window synchronously and
- * answers through the shared registry.
+ * worker to run this function through the inspector (see flusher.ts). V8
+ * delivers the request as an interrupt: it runs wherever the worker's
+ * JavaScript happens to be, even inside a RegExp's native code or in
+ * spanfuse's own window work. So a request comes in two strengths:
+ * - 'turn': only note the moment and write the window on the worker's next
+ *   event-loop turn (a setImmediate), where nothing is half-done;
+ * - 'now': write it inside the interrupt; the main thread sends this only
+ *   when the worker's loop took no turn in time (a synchronous loop).
+ * Either way the answer comes through the shared registry.
  */
 export const FLUSH_SYMBOL = Symbol.for('spanfuse.worker.flush');
-/** What the main thread evaluates in worker `id`; true when a window was written. */
-export function flushExpression(id: number): string {
-  return `(globalThis[Symbol.for('spanfuse.worker.flush')]?.(${Math.trunc(id)}) === true)`;
+
+/** How a flush request is served: on the worker's next loop turn, or at once. */
+export type FlushWhen = 'turn' | 'now';
+
+/** What the main thread evaluates in worker `id`. */
+export function flushExpression(id: number, when: FlushWhen): string {
+  return `(globalThis[Symbol.for('spanfuse.worker.flush')]?.(${Math.trunc(id)}, ${JSON.stringify(when)}) === true)`;
 }
 
-type Holder = { [FLUSH_SYMBOL]?: (id: number) => boolean };
+type Holder = { [FLUSH_SYMBOL]?: (id: number, when: FlushWhen) => boolean };
 
 /**
- * Install `flush` for this worker; returns the uninstaller. `flush` answers
- * 'busy' when the request interrupted the worker's own window close: that
- * window is written once the close goes on, and the main thread asks again.
+ * Install `flush` for this worker; returns the uninstaller. `capture` runs
+ * where the request interrupted the worker (cheap: no window work), and its
+ * result goes to `flush`. `flush` answers 'busy' when the request
+ * interrupted the worker's own window work: that window is written once the
+ * work goes on, and the main thread asks again. A request that interrupts a
+ * flush under way is answered 'busy' here, for the same reason.
  */
-export function installFlushTarget(flush: () => FlushAnswer): () => void {
+export function installFlushTarget<M>(flush: (captured: M | undefined) => FlushAnswer, capture?: () => M): () => void {
   const holder = globalThis as Holder;
-  const guarded = (id: number): boolean => {
-    // A request meant for another worker (a session mix-up) writes nothing.
-    if (id !== threadId) return false;
+  let flushing = false;
+  let queued = false;
+  const run = (captured: M | undefined): boolean => {
     let answer: FlushAnswer;
+    flushing = true;
     try {
-      answer = flush();
+      answer = flush(captured);
     } catch {
       answer = 'empty';
+    } finally {
+      flushing = false;
     }
     markFlushed(answer);
     return answer === 'wrote';
+  };
+  const guarded = (id: number, when: FlushWhen): boolean => {
+    // A request meant for another worker (a session mix-up) writes nothing.
+    if (id !== threadId) return false;
+    if (flushing) {
+      markFlushed('busy');
+      return false;
+    }
+    let captured: M | undefined;
+    try {
+      captured = capture?.();
+    } catch {
+      captured = undefined;
+    }
+    if (when === 'now') return run(captured);
+    if (!queued) {
+      queued = true;
+      setImmediate(() => {
+        queued = false;
+        run(captured);
+      });
+    }
+    return false;
   };
   holder[FLUSH_SYMBOL] = guarded;
   markProfiled();

@@ -1,10 +1,16 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
+import type { FlushWhen } from './flush-target.js';
 import { clearAnswer, whenFlushed } from './registry.js';
 import type { FlushAnswer } from './registry.js';
 
 /** Pause before asking a worker again that was closing a window (ms). */
 const BUSY_RETRY_MS = 20;
+/**
+ * How long a worker's event loop gets to serve a flush on its next turn
+ * before the request interrupts its JavaScript instead (ms).
+ */
+export const TURN_WAIT_MS = 100;
 
 export interface FlushStats {
   /** Flush requests answered with a written window. */
@@ -20,6 +26,11 @@ export interface FlushStats {
    * (each termination still ends in exactly one of the four counts above).
    */
   readonly retried: number;
+  /**
+   * Requests the worker's event loop did not serve within TURN_WAIT_MS (a
+   * synchronous loop), sent again to be served inside the interrupt.
+   */
+  readonly interrupted: number;
 }
 
 /**
@@ -39,6 +50,7 @@ export class WorkerFlusher {
   #timedOut = 0;
   #unreachable = 0;
   #retried = 0;
+  #interrupted = 0;
 
   private constructor(session: Session) {
     this.#session = session;
@@ -75,24 +87,33 @@ export class WorkerFlusher {
 
   /**
    * Ask worker `threadId` to write its open window; resolves once it
-   * answered (true when it wrote a window) or after `timeoutMs`. A worker
-   * that was closing a window when asked is asked again, within the same
-   * bound: the window it was closing is written when its close goes on, and
-   * the next request writes what came after. Never rejects.
+   * answered (true when it wrote a window) or after `timeoutMs`. The worker
+   * first gets TURN_WAIT_MS to do it on its own event loop; a worker whose
+   * loop took no turn by then is asked to do it inside the interrupt. A
+   * worker that was busy with its own window work when asked is asked again,
+   * within the same bound. Never rejects.
    */
   async flush(threadId: number, timeoutMs: number): Promise<boolean> {
     const until = performance.now() + timeoutMs;
+    let when: FlushWhen = 'turn';
     for (;;) {
       const sessionId = this.#sessions.get(threadId);
-      if (this.#closed || sessionId === undefined || !this.#ask(sessionId, threadId)) {
+      if (this.#closed || sessionId === undefined || !this.#ask(sessionId, threadId, when)) {
         this.#unreachable++;
         return false;
       }
+      const bound = when === 'turn' ? Math.min(until, performance.now() + TURN_WAIT_MS) : until;
       let answer: FlushAnswer | undefined;
       try {
-        answer = await whenFlushed(threadId, until - performance.now());
+        answer = await whenFlushed(threadId, bound - performance.now());
       } catch {
         answer = undefined;
+      }
+      if (answer === undefined && when === 'turn' && until - performance.now() > 0) {
+        // Its loop is stuck: the window is written where the worker is.
+        when = 'now';
+        this.#interrupted++;
+        continue;
       }
       if (answer === 'busy' && until - performance.now() > BUSY_RETRY_MS) {
         this.#retried++;
@@ -107,12 +128,12 @@ export class WorkerFlusher {
   }
 
   /** Send one flush request; false when the session refuses it. */
-  #ask(sessionId: string, threadId: number): boolean {
+  #ask(sessionId: string, threadId: number, when: FlushWhen): boolean {
     const id = this.#nextId++;
     try {
       clearAnswer(threadId);
       // The answer comes through the shared registry (no reply parsing).
-      const message = JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: flushExpression(threadId), returnByValue: true } });
+      const message = JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: flushExpression(threadId, when), returnByValue: true } });
       this.#session.post('NodeWorker.sendMessageToWorker', { sessionId, message }, () => undefined);
       return true;
     } catch {
@@ -126,7 +147,14 @@ export class WorkerFlusher {
   }
 
   stats(): FlushStats {
-    return { flushed: this.#flushed, empty: this.#empty, timedOut: this.#timedOut, unreachable: this.#unreachable, retried: this.#retried };
+    return {
+      flushed: this.#flushed,
+      empty: this.#empty,
+      timedOut: this.#timedOut,
+      unreachable: this.#unreachable,
+      retried: this.#retried,
+      interrupted: this.#interrupted,
+    };
   }
 
   /** Idempotent: detaches from every worker. */

@@ -27,10 +27,11 @@ export interface WorkerSupport {
  * What a running profiler does about worker threads, in the thread it runs in:
  * - main thread: publish the shared registry, attach to workers through the
  *   inspector and make `terminate()` ask profiled workers to flush first;
- * - worker: answer flush requests with `flushSync` (write the open window
- *   now: 'wrote'; 'empty' when there is nothing to write; 'busy' when the
- *   request interrupted a window close), and mark workers this worker
- *   terminates, for their own silence.
+ * - worker: answer flush requests with `flushSync` (write the open window:
+ *   'wrote'; 'empty' when there is nothing to write; 'busy' when the request
+ *   interrupted spanfuse's own window work), on the worker's next loop turn
+ *   or, when asked so, at once; and mark workers this worker terminates, for
+ *   their own silence.
  */
 export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport {
   if (isMainThread) {
@@ -49,14 +50,14 @@ export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport 
   }
   let cpuAtOpen = threadCpuNs();
   let moment: FlushMoment | undefined;
-  const uninstall = installFlushTarget(() => {
-    moment = captureFlushMoment();
+  const uninstall = installFlushTarget<FlushMoment>((captured) => {
+    moment = captured;
     try {
       return flushSync();
     } finally {
       moment = undefined;
     }
-  });
+  }, captureFlushMoment);
   const unhook = hookTerminate({ flushTimeoutMs: 0 });
   return {
     stats: () => undefined,

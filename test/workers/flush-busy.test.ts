@@ -73,3 +73,74 @@ test('a worker still busy at the bound counts as timed out, once; an empty answe
     await Promise.all([busy.terminate(), empty.terminate()]);
   }
 });
+
+/**
+ * A worker that spends nearly all its time in JavaScript: `busyMs`-long
+ * chunks back to back, each on its own loop turn (`chunked`) or one endless
+ * synchronous loop. Its flush target records whether a chunk was running
+ * when it wrote, and answers 'wrote'.
+ */
+async function busyWorker(chunked: boolean): Promise<{ w: Worker; wroteInChunk: () => Promise<boolean> }> {
+  const w = new Worker(
+    `(async () => {
+      const { installFlushTarget } = await import(${JSON.stringify(TARGET)});
+      const { parentPort } = require('node:worker_threads');
+      let inChunk = false;
+      installFlushTarget(() => {
+        parentPort.postMessage({ wroteInChunk: inChunk });
+        return 'wrote';
+      });
+      parentPort.postMessage('ready');
+      const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
+      const chunk = () => {
+        inChunk = true;
+        spin(5);
+        inChunk = false;
+        setImmediate(chunk);
+      };
+      if (${chunked}) setImmediate(chunk);
+      else setTimeout(() => { inChunk = true; for (;;) spin(1000); }, 0);
+    })();`,
+    { eval: true },
+  );
+  await new Promise((resolve) => w.once('message', resolve));
+  const wrote = new Promise<boolean>((resolve) => w.on('message', (m: { wroteInChunk?: boolean }) => typeof m?.wroteInChunk === 'boolean' && resolve(m.wroteInChunk)));
+  const until = Date.now() + 10_000;
+  while (!(flusher?.reachable(w.threadId) ?? false) || !isProfiled(w.threadId)) {
+    assert.ok(Date.now() < until, 'the inspector attached to the worker');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return { w, wroteInChunk: () => wrote };
+}
+
+test("a worker whose loop keeps turning writes on a turn of its own, never inside the JavaScript the request interrupted", async () => {
+  const f = flusher as WorkerFlusher;
+  for (let i = 0; i < 5; i++) {
+    const { w, wroteInChunk } = await busyWorker(true);
+    try {
+      const before = f.stats();
+      assert.equal(await f.flush(w.threadId, 5000), true);
+      assert.equal(await wroteInChunk(), false, 'the window was written between chunks');
+      assert.equal(f.stats().interrupted, before.interrupted, 'no request had to be served inside the interrupt');
+    } finally {
+      await w.terminate();
+    }
+  }
+});
+
+test('a worker stuck in a synchronous loop still writes, inside the interrupt, after the turn wait', async () => {
+  const f = flusher as WorkerFlusher;
+  const { w, wroteInChunk } = await busyWorker(false);
+  try {
+    // Let the endless loop start.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const before = f.stats();
+    assert.equal(await f.flush(w.threadId, 5000), true);
+    assert.equal(await wroteInChunk(), true, 'written where the loop was');
+    const s = f.stats();
+    assert.equal(s.interrupted - before.interrupted, 1);
+    assert.equal(s.flushed - before.flushed, 1);
+  } finally {
+    await w.terminate();
+  }
+});
