@@ -38,7 +38,8 @@ type Holder = { [FLUSH_SYMBOL]?: (id: number, when: FlushWhen) => boolean };
 export function installFlushTarget<M>(flush: (captured: M | undefined) => FlushAnswer, capture?: () => M): () => void {
   const holder = globalThis as Holder;
   let flushing = false;
-  let queued = false;
+  /** The turn flush waiting for its setImmediate, if any. */
+  let queued: NodeJS.Immediate | undefined;
   const run = (captured: M | undefined): boolean => {
     let answer: FlushAnswer;
     flushing = true;
@@ -65,19 +66,23 @@ export function installFlushTarget<M>(flush: (captured: M | undefined) => FlushA
     } catch {
       captured = undefined;
     }
-    if (when === 'now') return run(captured);
-    if (!queued) {
-      queued = true;
-      setImmediate(() => {
-        queued = false;
-        run(captured);
-      });
+    if (when === 'now') {
+      // Served here: a turn flush still waiting would write a second window.
+      if (queued !== undefined) clearImmediate(queued);
+      queued = undefined;
+      return run(captured);
     }
+    queued ??= setImmediate(() => {
+      queued = undefined;
+      run(captured);
+    });
     return false;
   };
   holder[FLUSH_SYMBOL] = guarded;
   markProfiled();
   return () => {
+    if (queued !== undefined) clearImmediate(queued);
+    queued = undefined;
     if (holder[FLUSH_SYMBOL] === guarded) delete holder[FLUSH_SYMBOL];
   };
 }

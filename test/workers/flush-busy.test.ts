@@ -75,12 +75,13 @@ test('a worker still busy at the bound counts as timed out, once; an empty answe
 });
 
 /**
- * A worker that spends nearly all its time in JavaScript: `busyMs`-long
- * chunks back to back, each on its own loop turn (`chunked`) or one endless
- * synchronous loop. Its flush target records whether a chunk was running
- * when it wrote, and answers 'wrote'.
+ * A worker that spends its time in JavaScript: 5 ms chunks back to back,
+ * each on its own loop turn (`chunked`), one endless synchronous loop
+ * (`stuck`), or one 400 ms synchronous loop and then an idle loop (`stall`).
+ * Its flush target reports each time it writes, with whether a chunk was
+ * running then, and answers 'wrote'.
  */
-async function busyWorker(chunked: boolean): Promise<{ w: Worker; wroteInChunk: () => Promise<boolean> }> {
+async function busyWorker(mode: 'chunked' | 'stuck' | 'stall'): Promise<{ w: Worker; wroteInChunk: () => Promise<boolean>; writes: () => number }> {
   const w = new Worker(
     `(async () => {
       const { installFlushTarget } = await import(${JSON.stringify(TARGET)});
@@ -98,25 +99,34 @@ async function busyWorker(chunked: boolean): Promise<{ w: Worker; wroteInChunk: 
         inChunk = false;
         setImmediate(chunk);
       };
-      if (${chunked}) setImmediate(chunk);
-      else setTimeout(() => { inChunk = true; for (;;) spin(1000); }, 0);
+      const mode = ${JSON.stringify(mode)};
+      if (mode === 'chunked') setImmediate(chunk);
+      else if (mode === 'stuck') setTimeout(() => { inChunk = true; for (;;) spin(1000); }, 0);
+      else setTimeout(() => { inChunk = true; spin(400); inChunk = false; setInterval(() => {}, 1000); }, 0);
     })();`,
     { eval: true },
   );
   await new Promise((resolve) => w.once('message', resolve));
-  const wrote = new Promise<boolean>((resolve) => w.on('message', (m: { wroteInChunk?: boolean }) => typeof m?.wroteInChunk === 'boolean' && resolve(m.wroteInChunk)));
+  let writes = 0;
+  const wrote = new Promise<boolean>((resolve) =>
+    w.on('message', (m: { wroteInChunk?: boolean }) => {
+      if (typeof m?.wroteInChunk !== 'boolean') return;
+      writes++;
+      resolve(m.wroteInChunk);
+    }),
+  );
   const until = Date.now() + 10_000;
   while (!(flusher?.reachable(w.threadId) ?? false) || !isProfiled(w.threadId)) {
     assert.ok(Date.now() < until, 'the inspector attached to the worker');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  return { w, wroteInChunk: () => wrote };
+  return { w, wroteInChunk: () => wrote, writes: () => writes };
 }
 
 test("a worker whose loop keeps turning writes on a turn of its own, never inside the JavaScript the request interrupted", async () => {
   const f = flusher as WorkerFlusher;
   for (let i = 0; i < 5; i++) {
-    const { w, wroteInChunk } = await busyWorker(true);
+    const { w, wroteInChunk } = await busyWorker('chunked');
     try {
       const before = f.stats();
       assert.equal(await f.flush(w.threadId, 5000), true);
@@ -130,7 +140,7 @@ test("a worker whose loop keeps turning writes on a turn of its own, never insid
 
 test('a worker stuck in a synchronous loop still writes, inside the interrupt, after the turn wait', async () => {
   const f = flusher as WorkerFlusher;
-  const { w, wroteInChunk } = await busyWorker(false);
+  const { w, wroteInChunk } = await busyWorker('stuck');
   try {
     // Let the endless loop start.
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -140,6 +150,24 @@ test('a worker stuck in a synchronous loop still writes, inside the interrupt, a
     const s = f.stats();
     assert.equal(s.interrupted - before.interrupted, 1);
     assert.equal(s.flushed - before.flushed, 1);
+  } finally {
+    await w.terminate();
+  }
+});
+
+test('a request served inside the interrupt drops the turn flush it had queued: one window, not two', async () => {
+  const f = flusher as WorkerFlusher;
+  const { w, wroteInChunk, writes } = await busyWorker('stall');
+  try {
+    // Let the 400 ms loop start: the turn request waits behind it and escalates.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = f.stats();
+    assert.equal(await f.flush(w.threadId, 5000), true);
+    assert.equal(await wroteInChunk(), true, 'written inside the loop');
+    assert.equal(f.stats().interrupted - before.interrupted, 1);
+    // The loop has ended and the worker's event loop turns again.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.equal(writes(), 1, 'the queued turn flush did not write again');
   } finally {
     await w.terminate();
   }
