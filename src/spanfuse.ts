@@ -53,6 +53,8 @@ import { WindowRing } from './debug/window-ring.js';
 const MAX_PENDING_BUILDS = 2;
 import { startWorkerSupport, workerSafeExporter, WorkerJsonlSpanProcessor } from './workers/index.js';
 import { ContextLossStage } from './context-loss/index.js';
+import { spanSlots } from './context/span-slots.js';
+import type { SpanSlotStats } from './context/span-slots.js';
 import type { ContextLossStats } from './context-loss/index.js';
 import type { FlushStats, WorkerSupport } from './workers/index.js';
 
@@ -66,6 +68,8 @@ export interface SpanfuseStats {
   readonly windows: { readonly collected: number; readonly samples: number; readonly labelledSamples: number };
   readonly currentProfileId: string;
   readonly contextSwitches: number;
+  /** AsyncContextFrame mode: the table of span ids the sampler's holders carry (span-slots.ts). */
+  readonly spanSlots: SpanSlotStats;
   readonly tracerProvider: TracerProviderState;
   readonly contextManager: ContextManagerState;
   /** Whether the spans that label samples pass spanfuse's span processor (tails can be marked). */
@@ -386,6 +390,7 @@ export class Spanfuse {
       windows: { collected: this.#windows, samples: this.#samples, labelledSamples: this.#labelled },
       currentProfileId: this.#sampler.currentProfileId,
       contextSwitches: this.#binder.switches(),
+      spanSlots: spanSlots.stats(),
       tracerProvider: this.#tracing.tracerProvider(),
       contextManager: this.#tracing.contextManager,
       fusion: { ...this.#fusion.stats(this.#tracing.tracerProvider()), autoInstrument: this.#autoInstrument?.state() ?? 'none' },

@@ -6,7 +6,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { FrameBinder, HookBinder } from './binder.js';
 import type { SamplerBinder } from './binder.js';
-import { NO_SPAN, sampleOfSpan } from './sample-context.js';
+import { NO_SPAN, sampleOfSpan, samplerValue } from './sample-context.js';
 import type { SampleContext } from './sample-context.js';
 
 /**
@@ -61,7 +61,11 @@ function enterFrame<A extends unknown[], R>(
   return cb(...args);
 }
 
-/** Enter `context` in the sampler's frame: with the holder it keeps, or a new one made for `sample`. */
+/**
+ * Enter `context` in the sampler's frame: with the holder it keeps, or a new
+ * one made for `sample` (which labels with the span's small integer id, see
+ * span-slots.ts, so the holder's strong handle keeps no young object alive).
+ */
 function enterWithHolder<A extends unknown[], R>(
   key: AsyncLocalStorage<unknown>,
   context: Context,
@@ -71,7 +75,7 @@ function enterWithHolder<A extends unknown[], R>(
   cb: (...a: A) => R,
   args: A,
 ): R {
-  return held !== undefined ? key.run(held, cb, ...args) : time.runWithContext(sample, enterFrame<A, R>, key, context, slot, cb, ...args);
+  return held !== undefined ? key.run(held, cb, ...args) : time.runWithContext(samplerValue(sample), enterFrame<A, R>, key, context, slot, cb, ...args);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import type { Context, Span, SpanContext } from '@opentelemetry/api';
+import { spanSlots } from './span-slots.js';
 
 /**
  * What the sampler holds for a span and builds its labels from: one small
@@ -30,6 +31,8 @@ interface MutableSample {
    * read from the span when a window is serialized, if the span still lives.
    */
   readonly weakSpan?: WeakRef<Span>;
+  /** Its id in the span table (span-slots.ts), once entered in AsyncContextFrame mode. */
+  slotId: number | undefined;
 }
 
 /** The context stored while no span is active: carries no span labels. */
@@ -47,7 +50,7 @@ type WithSample = { [SAMPLE]?: MutableSample };
 
 function create(span: Span, localRootSpanId: string): MutableSample {
   const sc = span.spanContext();
-  const s: MutableSample = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, localRootSpanId, name: spanNameOf(span) };
+  const s: MutableSample = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, localRootSpanId, name: spanNameOf(span), slotId: undefined };
   (span as WithSample)[SAMPLE] = s;
   return s;
 }
@@ -67,10 +70,24 @@ export function noteLocalRoot(span: Span, parentContext: Context): void {
   create(span, root);
 }
 
-/** Record an ending span's final name. */
+/** Record an ending span's final name; its sampler id (if it has one) now keeps copies of its labels. */
 export function noteEnd(span: Span): void {
   const s = (span as WithSample)[SAMPLE];
-  if (s !== undefined) s.name = spanNameOf(span);
+  if (s === undefined) return;
+  s.name = spanNameOf(span);
+  spanSlots.release(s);
+}
+
+/**
+ * What the sampler's holder should label a span's samples with: a small
+ * integer standing for `sample` (see span-slots.ts), or the object itself
+ * for samples no processor of ours will see end (nothing would free their
+ * id), for NO_SPAN, and when the table is full.
+ */
+export function samplerValue(sample: SampleContext): object {
+  if (sample === NO_SPAN || (sample as MutableSample).weakSpan !== undefined) return sample;
+  // @datadog/pprof types the value as an object; any V8 value works (it keeps a global handle on it).
+  return (spanSlots.idOf(sample) as unknown as object | undefined) ?? sample;
 }
 
 /** The local root recorded at start; without it, from the parent link alone. */
@@ -91,6 +108,7 @@ export function sampleOfSpan(span: Span): SampleContext {
     localRootSpanId: parent === undefined || parent.isRemote === true ? sc.spanId : parent.spanId,
     name: spanNameOf(span),
     weakSpan: new WeakRef(span),
+    slotId: undefined,
   };
   (span as WithSample)[SAMPLE] = made;
   return made;
@@ -103,11 +121,12 @@ export function sampleName(s: SampleContext): string | undefined {
 }
 
 /**
- * The SampleContext of a value the sampler recorded: a SampleContext, a Span
- * or an OpenTelemetry Context. Anything else (or a context with no span) is
+ * The SampleContext of a value the sampler recorded: a span's id in the
+ * span table, a SampleContext, a Span or an OpenTelemetry Context. Anything else (or a context with no span) is
  * NO_SPAN.
  */
 export function resolveSample(value: unknown): SampleContext {
+  if (typeof value === 'number') return spanSlots.resolve(value) ?? NO_SPAN;
   if (typeof value !== 'object' || value === null) return NO_SPAN;
   const v = value as { spanId?: unknown; spanContext?: unknown; getValue?: unknown };
   if (typeof v.spanId === 'string') return value as SampleContext;

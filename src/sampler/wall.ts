@@ -1,6 +1,7 @@
 import { time } from '@datadog/pprof';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { runSync } from '../core/slices.js';
+import { spanSlots } from '../context/span-slots.js';
 import type { Steps } from '../core/slices.js';
 import { assembleSteps, chunkCapture } from './assemble.js';
 import type { ProfileChunk } from './assemble.js';
@@ -146,7 +147,13 @@ export class WallSampler {
 
   /** Build the window's profile from a closed raw window, in small steps. */
   *windowSteps(raw: RawWindow): Steps<WindowProfile> {
-    const wall = yield* assembleSteps(raw.chunks, this.#opts.thread, raw);
+    let wall;
+    try {
+      wall = yield* assembleSteps(raw.chunks, this.#opts.thread, raw);
+    } finally {
+      // Its samples' span ids are resolved (or never will be).
+      spanSlots.labelled();
+    }
     // pprof has no attribute table: say how the labels were bound in a comment.
     // (The profile id is in the file name.)
     wall.comment = [wall.stringTable.dedup(`profiler.context.mode=${this.#opts.mode}`)];
@@ -196,6 +203,7 @@ export class WallSampler {
   }
 
   #open(): void {
+    spanSlots.opened();
     this.#profileId = newProfileId();
     this.#startUnixNs = nowUnixNs();
     this.#seq++;

@@ -1,0 +1,271 @@
+import type { SampleContext } from './sample-context.js';
+
+/**
+ * Span identities the sampler's holders refer to by a small integer.
+ *
+ * In AsyncContextFrame mode @datadog/pprof makes one native holder per span
+ * entry and keeps a strong V8 global handle on the value it labels samples
+ * with until the holder's weak callback runs, i.e. through the scavenge that
+ * finds the holder dead. With a SampleContext as that value, every span's
+ * SampleContext and its id strings survived one young-generation collection:
+ * the largest part of what spanfuse added to each scavenge's survivors. A Smi
+ * is not a heap object, so nothing survives through the handle.
+ *
+ * The integer is `gen << SLOT_BITS | slot`. While a span is live its slot
+ * points at its SampleContext (which the span keeps alive anyway); when it
+ * ends, the ids, flags and name are copied into typed arrays and the object
+ * reference is dropped. A slot is reused only after the window the span
+ * ended in and the next one have been labelled (continuations that run
+ * shortly after a span ended still resolve); a later sample with the old id
+ * finds another generation in the slot and resolves to no span: never to the
+ * wrong one. Spans whose ids are not plain hex keep their object in the slot.
+ * When the table is full, callers fall back to the object value.
+ */
+
+/** Bits of the slot index in an id; the rest (up to Smi range) is the generation. */
+const SLOT_BITS = 18;
+const SLOT_MASK = (1 << SLOT_BITS) - 1;
+export const MAX_SLOTS = 1 << SLOT_BITS;
+const GEN_MASK = (1 << (30 - SLOT_BITS)) - 1;
+const INITIAL_SLOTS = 1 << 12;
+/** 32-bit words per slot: trace id (4), span id (2), local root (2), flags and root flag, name index. */
+const STRIDE = 10;
+const NO_NAME = 0xffffffff;
+/** Distinct span names kept as indices; beyond, a slot keeps its own string. */
+const MAX_NAMES = 1 << 14;
+
+const enum State {
+  Free = 0,
+  Live = 1,
+  Ended = 2,
+}
+
+export interface SpanSlotStats {
+  /** Slots allocated (the table grows on demand up to {@link MAX_SLOTS}). */
+  readonly capacity: number;
+  readonly live: number;
+  /** Ended spans whose slot waits for their windows to be labelled. */
+  readonly ended: number;
+  /** Samples whose slot had been reused before their window was labelled. */
+  readonly stale: number;
+  /** Spans that got the object value because the table was full. */
+  readonly full: number;
+}
+
+interface Slotted {
+  /** The span's id in the table, once it has one. */
+  slotId?: number;
+}
+
+export class SpanSlots {
+  #capacity = 0;
+  #gen = new Uint16Array(0);
+  #state = new Uint8Array(0);
+  /** The window (count of windows opened) open when the span ended. */
+  #endWindow = new Uint32Array(0);
+  #words = new Uint32Array(0);
+  #objects: (SampleContext | undefined)[] = [];
+  #overflowNames = new Map<number, string>();
+  #free: number[] = [];
+  /** Ended slots in the order they ended (their end windows never decrease). */
+  #ended: number[] = [];
+  #endedHead = 0;
+  #names: string[] = [];
+  #nameIndex = new Map<string, number>();
+  /** Windows opened by the sampler of this isolate. */
+  #opened = 0;
+  /** Windows whose samples have been labelled (or given up). */
+  #labelled = 0;
+  #decoded = new Map<number, SampleContext>();
+  #live = 0;
+  #stale = 0;
+  #full = 0;
+
+  /** The id for `sample`, made on first use; undefined when the table is full. */
+  idOf(sample: SampleContext): number | undefined {
+    const s = sample as Slotted;
+    const known = s.slotId;
+    if (known !== undefined) {
+      // Its slot may have gone to another span since it ended: then the object.
+      const slot = known & SLOT_MASK;
+      return this.#gen[slot] === known >>> SLOT_BITS && this.#state[slot] !== State.Free ? known : undefined;
+    }
+    let slot = this.#free.pop();
+    if (slot === undefined) {
+      if (this.#capacity >= MAX_SLOTS) {
+        this.#full++;
+        return undefined;
+      }
+      this.#grow();
+      slot = this.#free.pop();
+      if (slot === undefined) return undefined;
+    }
+    const gen = (this.#gen[slot]! + 1) & GEN_MASK || 1;
+    this.#gen[slot] = gen;
+    this.#state[slot] = State.Live;
+    this.#objects[slot] = sample;
+    this.#live++;
+    const id = (gen << SLOT_BITS) | slot;
+    s.slotId = id;
+    return id;
+  }
+
+  /**
+   * The span of `sample` ended: keep what its labels need in the typed
+   * arrays and let the object go. No-op for samples that never got an id.
+   */
+  release(sample: SampleContext): void {
+    const id = (sample as Slotted).slotId;
+    if (id === undefined) return;
+    const slot = id & SLOT_MASK;
+    if (this.#gen[slot] !== id >>> SLOT_BITS || this.#state[slot] !== State.Live) return;
+    const w = slot * STRIDE;
+    const words = this.#words;
+    const root = sample.localRootSpanId;
+    if (
+      hexInto(sample.traceId, 32, words, w) &&
+      hexInto(sample.spanId, 16, words, w + 4) &&
+      (root === undefined || hexInto(root, 16, words, w + 6))
+    ) {
+      words[w + 8] = (sample.traceFlags & 0xff) | (root === undefined ? 0 : 0x100);
+      words[w + 9] = this.#nameOf(slot, sample.name);
+      this.#objects[slot] = undefined;
+    }
+    this.#state[slot] = State.Ended;
+    this.#endWindow[slot] = this.#opened;
+    this.#ended.push(slot);
+    this.#live--;
+  }
+
+  /**
+   * The SampleContext a sample's id stands for; undefined when its slot was
+   * reused (counted as stale). Objects made from the typed arrays are cached
+   * until the next window is labelled, so a span's samples share one.
+   */
+  resolve(id: number): SampleContext | undefined {
+    const slot = id & SLOT_MASK;
+    if (slot >= this.#capacity || this.#gen[slot] !== id >>> SLOT_BITS || this.#state[slot] === State.Free) {
+      this.#stale++;
+      return undefined;
+    }
+    const obj = this.#objects[slot];
+    if (obj !== undefined) return obj;
+    let made = this.#decoded.get(id);
+    if (made === undefined) {
+      const w = slot * STRIDE;
+      const words = this.#words;
+      const flags = words[w + 8]!;
+      const nameIdx = words[w + 9]!;
+      made = {
+        traceId: hexOf(words, w, 4),
+        spanId: hexOf(words, w + 4, 2),
+        traceFlags: flags & 0xff,
+        localRootSpanId: (flags & 0x100) === 0 ? undefined : hexOf(words, w + 6, 2),
+        name: nameIdx === NO_NAME ? this.#overflowNames.get(slot) : this.#names[nameIdx],
+      };
+      this.#decoded.set(id, made);
+    }
+    return made;
+  }
+
+  /** The sampler opened a window (windows are labelled in the order they open). */
+  opened(): void {
+    this.#opened++;
+  }
+
+  /**
+   * One more window's samples have been labelled (or will never be): slots
+   * of spans that ended two windows ago can no longer be asked for.
+   */
+  labelled(): void {
+    this.#labelled++;
+    this.#decoded.clear();
+    const ended = this.#ended;
+    let head = this.#endedHead;
+    while (head < ended.length) {
+      const slot = ended[head]!;
+      // Samples of a span that ended in window k sit in k and (continuations) k + 1.
+      if (this.#endWindow[slot]! + 1 > this.#labelled) break;
+      this.#state[slot] = State.Free;
+      this.#objects[slot] = undefined;
+      this.#overflowNames.delete(slot);
+      this.#free.push(slot);
+      head++;
+    }
+    if (head > 1024 && head * 2 > ended.length) {
+      this.#ended = ended.slice(head);
+      head = 0;
+    }
+    this.#endedHead = head;
+  }
+
+  stats(): SpanSlotStats {
+    return { capacity: this.#capacity, live: this.#live, ended: this.#ended.length - this.#endedHead, stale: this.#stale, full: this.#full };
+  }
+
+  #nameOf(slot: number, name: string | undefined): number {
+    if (name === undefined) {
+      this.#overflowNames.delete(slot);
+      return NO_NAME;
+    }
+    let i = this.#nameIndex.get(name);
+    if (i === undefined) {
+      if (this.#names.length >= MAX_NAMES) {
+        this.#overflowNames.set(slot, name);
+        return NO_NAME;
+      }
+      i = this.#names.length;
+      this.#names.push(name);
+      this.#nameIndex.set(name, i);
+    }
+    return i;
+  }
+
+  #grow(): void {
+    const from = this.#capacity;
+    const to = from === 0 ? INITIAL_SLOTS : Math.min(MAX_SLOTS, from * 2);
+    const gen = new Uint16Array(to);
+    gen.set(this.#gen);
+    const state = new Uint8Array(to);
+    state.set(this.#state);
+    const endWindow = new Uint32Array(to);
+    endWindow.set(this.#endWindow);
+    const words = new Uint32Array(to * STRIDE);
+    words.set(this.#words);
+    this.#gen = gen;
+    this.#state = state;
+    this.#endWindow = endWindow;
+    this.#words = words;
+    this.#objects.length = to;
+    // Lowest slots popped first.
+    for (let slot = to - 1; slot >= from; slot--) this.#free.push(slot);
+    this.#capacity = to;
+  }
+}
+
+/** Parse `len` hex digits of `hex` into big-endian 32-bit words at `at`; false if it is not that. */
+function hexInto(hex: string, len: number, out: Uint32Array, at: number): boolean {
+  if (hex.length !== len) return false;
+  for (let wi = 0; wi < len / 8; wi++) {
+    let v = 0;
+    for (let i = wi * 8, end = i + 8; i < end; i++) {
+      const c = hex.charCodeAt(i);
+      let d: number;
+      if (c >= 48 && c <= 57) d = c - 48;
+      else if (c >= 97 && c <= 102) d = c - 87;
+      else return false; // upper case or not hex: keep the string as it is
+      v = v * 16 + d;
+    }
+    out[at + wi] = v;
+  }
+  return true;
+}
+
+function hexOf(words: Uint32Array, at: number, n: number): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += words[at + i]!.toString(16).padStart(8, '0');
+  return s;
+}
+
+/** The isolate's table (each worker has its own module instance, hence its own). */
+export const spanSlots = new SpanSlots();

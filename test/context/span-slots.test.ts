@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MAX_SLOTS, SpanSlots } from '../../src/context/span-slots.js';
+import type { SampleContext } from '../../src/context/index.js';
+
+/** A fresh SampleContext, as sample-context.ts makes them (the id slot included). */
+function sample(i: number, extra: Partial<SampleContext> = {}): SampleContext {
+  const hex = (n: number, len: number): string => n.toString(16).padStart(len, '0');
+  return {
+    traceId: `${hex(0xabcdef01, 8)}${hex(i, 24)}`,
+    spanId: hex(0x1000000 + i, 16),
+    traceFlags: 1,
+    localRootSpanId: hex(0xf00d, 16),
+    name: `op-${i % 3}`,
+    slotId: undefined,
+    ...extra,
+  } as SampleContext;
+}
+
+test('an id resolves to the live span object, then to copies of its labels once it ended', () => {
+  const slots = new SpanSlots();
+  const s = sample(7);
+  slots.opened();
+  const id = slots.idOf(s);
+  assert.equal(typeof id, 'number');
+  assert.ok(Number.isInteger(id) && id! > 0 && id! < 2 ** 30, 'a Smi, never 0');
+  assert.equal(slots.idOf(s), id, 'the same span keeps its id');
+  assert.equal(slots.resolve(id!), s, 'live: the object itself');
+  (s as { name: string }).name = 'renamed';
+  slots.release(s);
+  const r = slots.resolve(id!);
+  assert.notEqual(r, s, 'ended: made from the table, the object is let go');
+  assert.deepEqual(
+    { traceId: r?.traceId, spanId: r?.spanId, traceFlags: r?.traceFlags, localRootSpanId: r?.localRootSpanId, name: r?.name },
+    { traceId: s.traceId, spanId: s.spanId, traceFlags: 1, localRootSpanId: s.localRootSpanId, name: 'renamed' },
+  );
+  assert.equal(slots.resolve(id!), r, 'one object per span until the window is labelled');
+  assert.deepEqual(slots.stats(), { capacity: 4096, live: 0, ended: 1, stale: 0, full: 0 });
+});
+
+test('a slot is reused only after the window the span ended in and the next are labelled; old ids go stale, never to another span', () => {
+  const slots = new SpanSlots();
+  slots.opened(); // window 1
+  const a = sample(1, { localRootSpanId: undefined, name: undefined });
+  const idA = slots.idOf(a)!;
+  slots.release(a);
+  slots.opened(); // window 2
+  slots.labelled(); // window 1 labelled: a's continuations may still be in window 2
+  assert.equal(slots.resolve(idA)?.spanId, a.spanId);
+  assert.equal(slots.resolve(idA)?.localRootSpanId, undefined);
+  assert.equal(slots.resolve(idA)?.name, undefined);
+  slots.opened(); // window 3
+  slots.labelled(); // window 2 labelled: a's slot is free
+  assert.equal(slots.stats().ended, 0);
+  assert.equal(slots.resolve(idA), undefined, 'freed');
+  assert.equal(slots.idOf(a), undefined, 'an ended span whose slot was freed gets no id again (the caller uses the object)');
+  const b = sample(2);
+  const idB = slots.idOf(b)!;
+  assert.equal(idB & (MAX_SLOTS - 1), idA & (MAX_SLOTS - 1), 'the lowest free slot is reused');
+  assert.notEqual(idB, idA, 'with another generation');
+  assert.equal(slots.resolve(idA), undefined, 'the old id does not resolve to the new span');
+  assert.equal(slots.resolve(idB), b);
+  assert.equal(slots.stats().stale, 2);
+});
+
+test('live spans are never freed; the table grows; ids that are not lower-case hex keep their object', () => {
+  const slots = new SpanSlots();
+  slots.opened();
+  const live = Array.from({ length: 5000 }, (_, i) => sample(i));
+  const ids = live.map((s) => slots.idOf(s)!);
+  assert.equal(new Set(ids).size, 5000);
+  assert.equal(slots.stats().capacity, 8192, 'grown once');
+  for (let i = 0; i < 4; i++) {
+    slots.opened();
+    slots.labelled();
+  }
+  assert.ok(
+    live.every((s, i) => slots.resolve(ids[i]!) === s),
+    'live spans resolve after many windows',
+  );
+  const upper = sample(9, { spanId: 'ABCDEF0123456789' });
+  const idU = slots.idOf(upper)!;
+  slots.release(upper);
+  assert.equal(slots.resolve(idU), upper, 'kept as the object until freed');
+});
+
+test('names beyond the interned ones are kept per slot', () => {
+  const slots = new SpanSlots();
+  slots.opened();
+  const many = Array.from({ length: 17_000 }, (_, i) => sample(i, { name: `GET /item/${i}` }));
+  const ids = many.map((s) => slots.idOf(s)!);
+  for (const s of many) slots.release(s);
+  assert.equal(slots.resolve(ids[0]!)?.name, 'GET /item/0');
+  assert.equal(slots.resolve(ids[16_999]!)?.name, 'GET /item/16999');
+});
