@@ -18,7 +18,7 @@ import type { SampleContext } from './sample-context.js';
  * ended in and the next one have been labelled (continuations that run
  * shortly after a span ended still resolve); a later sample with the old id
  * finds another generation in the slot and resolves to no span: never to the
- * wrong one. Spans whose ids are not plain hex keep their object in the slot.
+ * wrong one. Ended slots are reused oldest first, before the table grows. Spans whose ids are not plain hex keep their object in the slot.
  * When the table is full, callers fall back to the object value.
  */
 
@@ -90,7 +90,7 @@ export class SpanSlots {
       const slot = known & SLOT_MASK;
       return this.#gen[slot] === known >>> SLOT_BITS && this.#state[slot] !== State.Free ? known : undefined;
     }
-    let slot = this.#free.pop();
+    let slot = this.#free.pop() ?? this.#reusable();
     if (slot === undefined) {
       if (this.#capacity >= MAX_SLOTS) {
         this.#full++;
@@ -175,28 +175,34 @@ export class SpanSlots {
 
   /**
    * One more window's samples have been labelled (or will never be): slots
-   * of spans that ended two windows ago can no longer be asked for.
+   * of spans that ended two windows ago may be reused (lazily, by `idOf`:
+   * nothing here is proportional to the number of spans).
    */
   labelled(): void {
     this.#labelled++;
     this.#decoded.clear();
+  }
+
+  /** The oldest ended slot if no sample can still ask for it, made free. */
+  #reusable(): number | undefined {
     const ended = this.#ended;
-    let head = this.#endedHead;
-    while (head < ended.length) {
-      const slot = ended[head]!;
-      // Samples of a span that ended in window k sit in k and (continuations) k + 1.
-      if (this.#endWindow[slot]! + 1 > this.#labelled) break;
-      this.#state[slot] = State.Free;
-      this.#objects[slot] = undefined;
-      this.#overflowNames.delete(slot);
-      this.#free.push(slot);
-      head++;
+    const head = this.#endedHead;
+    const slot = ended[head];
+    // Samples of a span that ended in window k sit in k and (continuations) k + 1.
+    if (slot === undefined || this.#endWindow[slot]! + 1 > this.#labelled) return undefined;
+    this.#state[slot] = State.Free;
+    this.#objects[slot] = undefined;
+    if (this.#overflowNames.size > 0) this.#overflowNames.delete(slot);
+    if (head + 1 === ended.length) {
+      ended.length = 0;
+      this.#endedHead = 0;
+    } else if (head >= 4096 && head * 2 > ended.length) {
+      this.#ended = ended.slice(head + 1);
+      this.#endedHead = 0;
+    } else {
+      this.#endedHead = head + 1;
     }
-    if (head > 1024 && head * 2 > ended.length) {
-      this.#ended = ended.slice(head);
-      head = 0;
-    }
-    this.#endedHead = head;
+    return slot;
   }
 
   stats(): SpanSlotStats {

@@ -49,18 +49,27 @@ test('a slot is reused only after the window the span ended in and the next are 
   assert.equal(slots.resolve(idA)?.spanId, a.spanId);
   assert.equal(slots.resolve(idA)?.localRootSpanId, undefined);
   assert.equal(slots.resolve(idA)?.name, undefined);
-  slots.opened(); // window 3
-  slots.labelled(); // window 2 labelled: a's slot is free
-  assert.equal(slots.stats().ended, 0);
-  assert.equal(slots.resolve(idA), undefined, 'freed');
-  assert.equal(slots.idOf(a), undefined, 'an ended span whose slot was freed gets no id again (the caller uses the object)');
   const b = sample(2);
   const idB = slots.idOf(b)!;
-  assert.equal(idB & (MAX_SLOTS - 1), idA & (MAX_SLOTS - 1), 'the lowest free slot is reused');
-  assert.notEqual(idB, idA, 'with another generation');
+  assert.notEqual(idB & (MAX_SLOTS - 1), idA & (MAX_SLOTS - 1), 'not reusable yet: b gets a fresh slot');
+  slots.opened(); // window 3
+  slots.labelled(); // window 2 labelled: a's slot may be reused
+  assert.equal(slots.resolve(idA)?.spanId, a.spanId, 'still there until reused');
+  // Use up the never-used slots, then the next span takes a's.
+  const cap = slots.stats().capacity;
+  const fill = Array.from({ length: cap - 2 }, (_, i) => slots.idOf(sample(100 + i))!);
+  assert.equal(new Set(fill).size, cap - 2);
+  const c = sample(3);
+  const idC = slots.idOf(c)!;
+  assert.equal(idC & (MAX_SLOTS - 1), idA & (MAX_SLOTS - 1), 'the oldest ended slot is reused before the table grows');
+  assert.equal(slots.stats().capacity, cap);
+  assert.notEqual(idC, idA, 'with another generation');
+  assert.equal(slots.stats().ended, 0);
   assert.equal(slots.resolve(idA), undefined, 'the old id does not resolve to the new span');
+  assert.equal(slots.idOf(a), undefined, 'an ended span whose slot went to another gets no id again (the caller uses the object)');
+  assert.equal(slots.resolve(idC), c);
   assert.equal(slots.resolve(idB), b);
-  assert.equal(slots.stats().stale, 2);
+  assert.equal(slots.stats().stale, 1);
 });
 
 test('live spans are never freed; the table grows; ids that are not lower-case hex keep their object', () => {
