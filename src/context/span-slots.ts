@@ -28,8 +28,10 @@ const SLOT_MASK = (1 << SLOT_BITS) - 1;
 export const MAX_SLOTS = 1 << SLOT_BITS;
 const GEN_MASK = (1 << (30 - SLOT_BITS)) - 1;
 const INITIAL_SLOTS = 1 << 12;
-/** 32-bit words per slot: trace id (4), span id (2), local root (2), flags and root flag, name index. */
-const STRIDE = 10;
+/** Bytes of ids per slot: trace id (16), span id (8), local root (8). */
+const ID_BYTES = 32;
+/** 32-bit words of the rest per slot: flags with the has-root bit, name index. */
+const META = 2;
 const NO_NAME = 0xffffffff;
 /** Distinct span names kept as indices; beyond, a slot keeps its own string. */
 const MAX_NAMES = 1 << 14;
@@ -63,7 +65,8 @@ export class SpanSlots {
   #state = new Uint8Array(0);
   /** The window (count of windows opened) open when the span ended. */
   #endWindow = new Uint32Array(0);
-  #words = new Uint32Array(0);
+  #ids = Buffer.alloc(0);
+  #meta = new Uint32Array(0);
   #objects: (SampleContext | undefined)[] = [];
   #overflowNames = new Map<number, string>();
   #free: number[] = [];
@@ -119,16 +122,13 @@ export class SpanSlots {
     if (id === undefined) return;
     const slot = id & SLOT_MASK;
     if (this.#gen[slot] !== id >>> SLOT_BITS || this.#state[slot] !== State.Live) return;
-    const w = slot * STRIDE;
-    const words = this.#words;
+    const at = slot * ID_BYTES;
+    const ids = this.#ids;
     const root = sample.localRootSpanId;
-    if (
-      hexInto(sample.traceId, 32, words, w) &&
-      hexInto(sample.spanId, 16, words, w + 4) &&
-      (root === undefined || hexInto(root, 16, words, w + 6))
-    ) {
-      words[w + 8] = (sample.traceFlags & 0xff) | (root === undefined ? 0 : 0x100);
-      words[w + 9] = this.#nameOf(slot, sample.name);
+    if (sample.traceId.length === 32 && sample.spanId.length === 16 && (root === undefined || root.length === 16) && hexInto(ids, sample.traceId + sample.spanId + (root ?? NO_ROOT), at)) {
+      const m = slot * META;
+      this.#meta[m] = (sample.traceFlags & 0xff) | (root === undefined ? 0 : 0x100);
+      this.#meta[m + 1] = this.#nameOf(slot, sample.name);
       this.#objects[slot] = undefined;
     }
     this.#state[slot] = State.Ended;
@@ -152,15 +152,15 @@ export class SpanSlots {
     if (obj !== undefined) return obj;
     let made = this.#decoded.get(id);
     if (made === undefined) {
-      const w = slot * STRIDE;
-      const words = this.#words;
-      const flags = words[w + 8]!;
-      const nameIdx = words[w + 9]!;
+      const at = slot * ID_BYTES;
+      const ids = this.#ids;
+      const flags = this.#meta[slot * META]!;
+      const nameIdx = this.#meta[slot * META + 1]!;
       made = {
-        traceId: hexOf(words, w, 4),
-        spanId: hexOf(words, w + 4, 2),
+        traceId: ids.toString('hex', at, at + 16),
+        spanId: ids.toString('hex', at + 16, at + 24),
         traceFlags: flags & 0xff,
-        localRootSpanId: (flags & 0x100) === 0 ? undefined : hexOf(words, w + 6, 2),
+        localRootSpanId: (flags & 0x100) === 0 ? undefined : ids.toString('hex', at + 24, at + 32),
         name: nameIdx === NO_NAME ? this.#overflowNames.get(slot) : this.#names[nameIdx],
       };
       this.#decoded.set(id, made);
@@ -236,12 +236,15 @@ export class SpanSlots {
     state.set(this.#state);
     const endWindow = new Uint32Array(to);
     endWindow.set(this.#endWindow);
-    const words = new Uint32Array(to * STRIDE);
-    words.set(this.#words);
+    const ids = Buffer.alloc(to * ID_BYTES);
+    this.#ids.copy(ids);
+    const meta = new Uint32Array(to * META);
+    meta.set(this.#meta);
     this.#gen = gen;
     this.#state = state;
     this.#endWindow = endWindow;
-    this.#words = words;
+    this.#ids = ids;
+    this.#meta = meta;
     this.#objects.length = to;
     // Lowest slots popped first.
     for (let slot = to - 1; slot >= from; slot--) this.#free.push(slot);
@@ -249,29 +252,19 @@ export class SpanSlots {
   }
 }
 
-/** Parse `len` hex digits of `hex` into big-endian 32-bit words at `at`; false if it is not that. */
-function hexInto(hex: string, len: number, out: Uint32Array, at: number): boolean {
-  if (hex.length !== len) return false;
-  for (let wi = 0; wi < len / 8; wi++) {
-    let v = 0;
-    for (let i = wi * 8, end = i + 8; i < end; i++) {
-      const c = hex.charCodeAt(i);
-      let d: number;
-      if (c >= 48 && c <= 57) d = c - 48;
-      else if (c >= 97 && c <= 102) d = c - 87;
-      else return false; // upper case or not hex: keep the string as it is
-      v = v * 16 + d;
-    }
-    out[at + wi] = v;
-  }
-  return true;
+/**
+ * Write 64 hex digits (trace id, span id, local root: lower case, as W3C
+ * Trace Context has them) as 32 bytes into `out` at `at`; false if they are
+ * not that (the caller then keeps the strings). One native call for the
+ * three ids: parsing in JavaScript, or one call per id, cost more.
+ */
+function hexInto(out: Buffer, hex: string, at: number): boolean {
+  // Buffer also reads upper case, which would come back lower case.
+  return out.write(hex, at, ID_BYTES, 'hex') === ID_BYTES && !UPPER_HEX.test(hex);
 }
 
-function hexOf(words: Uint32Array, at: number, n: number): string {
-  let s = '';
-  for (let i = 0; i < n; i++) s += words[at + i]!.toString(16).padStart(8, '0');
-  return s;
-}
+const UPPER_HEX = /[A-F]/;
+const NO_ROOT = '0000000000000000';
 
 /** The isolate's table (each worker has its own module instance, hence its own). */
 export const spanSlots = new SpanSlots();
