@@ -69,10 +69,15 @@ export class SpanSlots {
   #meta = new Uint32Array(0);
   #objects: (SampleContext | undefined)[] = [];
   #overflowNames = new Map<number, string>();
-  #free: number[] = [];
-  /** Ended slots in the order they ended (their end windows never decrease). */
-  #ended: number[] = [];
+  /** Slots from here to the capacity were never used. */
+  #fresh = 0;
+  /**
+   * Ended slots in the order they ended (their end windows never decrease): a
+   * ring as large as the table, so nothing here allocates per span.
+   */
+  #ended = new Int32Array(0);
   #endedHead = 0;
+  #endedCount = 0;
   #names: string[] = [];
   #nameIndex = new Map<string, number>();
   /** Windows opened by the sampler of this isolate. */
@@ -93,15 +98,16 @@ export class SpanSlots {
       const slot = known & SLOT_MASK;
       return this.#gen[slot] === known >>> SLOT_BITS && this.#state[slot] !== State.Free ? known : undefined;
     }
-    let slot = this.#free.pop() ?? this.#reusable();
+    let slot = this.#reusable();
     if (slot === undefined) {
-      if (this.#capacity >= MAX_SLOTS) {
-        this.#full++;
-        return undefined;
+      if (this.#fresh === this.#capacity) {
+        if (this.#capacity >= MAX_SLOTS) {
+          this.#full++;
+          return undefined;
+        }
+        this.#grow();
       }
-      this.#grow();
-      slot = this.#free.pop();
-      if (slot === undefined) return undefined;
+      slot = this.#fresh++;
     }
     const gen = (this.#gen[slot]! + 1) & GEN_MASK || 1;
     this.#gen[slot] = gen;
@@ -133,7 +139,7 @@ export class SpanSlots {
     }
     this.#state[slot] = State.Ended;
     this.#endWindow[slot] = this.#opened;
-    this.#ended.push(slot);
+    this.#ended[(this.#endedHead + this.#endedCount++) & (this.#capacity - 1)] = slot;
     this.#live--;
   }
 
@@ -185,28 +191,20 @@ export class SpanSlots {
 
   /** The oldest ended slot if no sample can still ask for it, made free. */
   #reusable(): number | undefined {
-    const ended = this.#ended;
-    const head = this.#endedHead;
-    const slot = ended[head];
+    if (this.#endedCount === 0) return undefined;
+    const slot = this.#ended[this.#endedHead]!;
     // Samples of a span that ended in window k sit in k and (continuations) k + 1.
-    if (slot === undefined || this.#endWindow[slot]! + 1 > this.#labelled) return undefined;
+    if (this.#endWindow[slot]! + 1 > this.#labelled) return undefined;
+    this.#endedHead = (this.#endedHead + 1) & (this.#capacity - 1);
+    this.#endedCount--;
     this.#state[slot] = State.Free;
     this.#objects[slot] = undefined;
     if (this.#overflowNames.size > 0) this.#overflowNames.delete(slot);
-    if (head + 1 === ended.length) {
-      ended.length = 0;
-      this.#endedHead = 0;
-    } else if (head >= 4096 && head * 2 > ended.length) {
-      this.#ended = ended.slice(head + 1);
-      this.#endedHead = 0;
-    } else {
-      this.#endedHead = head + 1;
-    }
     return slot;
   }
 
   stats(): SpanSlotStats {
-    return { capacity: this.#capacity, live: this.#live, ended: this.#ended.length - this.#endedHead, stale: this.#stale, full: this.#full };
+    return { capacity: this.#capacity, live: this.#live, ended: this.#endedCount, stale: this.#stale, full: this.#full };
   }
 
   #nameOf(slot: number, name: string | undefined): number {
@@ -246,8 +244,11 @@ export class SpanSlots {
     this.#ids = ids;
     this.#meta = meta;
     this.#objects.length = to;
-    // Lowest slots popped first.
-    for (let slot = to - 1; slot >= from; slot--) this.#free.push(slot);
+    // The ring, in order from its head.
+    const ended = new Int32Array(to);
+    for (let i = 0; i < this.#endedCount; i++) ended[i] = this.#ended[(this.#endedHead + i) & (from - 1)]!;
+    this.#ended = ended;
+    this.#endedHead = 0;
     this.#capacity = to;
   }
 }
