@@ -577,7 +577,7 @@ export class Spanfuse {
   *#fillSteps(w: WindowProfile): Steps<void> {
     try {
       if (this.#runtime !== undefined) {
-        const r = this.#runtime.collectWindow(w.startUnixNs, w.endUnixNs);
+        const r = yield* this.#runtime.collectWindowSteps(w.startUnixNs, w.endUnixNs);
         Object.assign(w.attributes, r.attributes);
         if (r.offCpu !== undefined) w.offCpu = r.offCpu as unknown as NonNullable<WindowProfile['offCpu']>;
       }
