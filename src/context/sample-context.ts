@@ -19,7 +19,15 @@ export interface SampleContext {
   readonly name: string | undefined;
 }
 
-interface MutableSample {
+/** What the span table (span-slots.ts) keeps on a SampleContext. */
+export interface Slotted {
+  /** Its id in the span table, once entered in AsyncContextFrame mode. */
+  slotId?: number | undefined;
+}
+
+interface MutableSample extends Slotted {
+  /** Always present (undefined until entered): one object shape for all. */
+  slotId: number | undefined;
   readonly traceId: string;
   readonly spanId: string;
   readonly traceFlags: number;
@@ -31,8 +39,6 @@ interface MutableSample {
    * read from the span when a window is serialized, if the span still lives.
    */
   readonly weakSpan?: WeakRef<Span>;
-  /** Its id in the span table (span-slots.ts), once entered in AsyncContextFrame mode. */
-  slotId: number | undefined;
 }
 
 /** The context stored while no span is active: carries no span labels. */

@@ -1,4 +1,4 @@
-import type { SampleContext } from './sample-context.js';
+import type { SampleContext, Slotted } from './sample-context.js';
 
 /**
  * Span identities the sampler's holders refer to by a small integer.
@@ -36,8 +36,8 @@ const NO_NAME = 0xffffffff;
 /** Distinct span names kept as indices; beyond, a slot keeps its own string. */
 const MAX_NAMES = 1 << 14;
 
+/** A slot's state; ids carry a generation >= 1, so a never-used slot (gen 0) matches none. */
 const enum State {
-  Free = 0,
   Live = 1,
   Ended = 2,
 }
@@ -52,11 +52,6 @@ export interface SpanSlotStats {
   readonly stale: number;
   /** Spans that got the object value because the table was full. */
   readonly full: number;
-}
-
-interface Slotted {
-  /** The span's id in the table, once it has one. */
-  slotId?: number;
 }
 
 export class SpanSlots {
@@ -96,7 +91,7 @@ export class SpanSlots {
     if (known !== undefined) {
       // Its slot may have gone to another span since it ended: then the object.
       const slot = known & SLOT_MASK;
-      return this.#gen[slot] === known >>> SLOT_BITS && this.#state[slot] !== State.Free ? known : undefined;
+      return this.#gen[slot] === known >>> SLOT_BITS ? known : undefined;
     }
     let slot = this.#reusable();
     if (slot === undefined) {
@@ -150,7 +145,8 @@ export class SpanSlots {
    */
   resolve(id: number): SampleContext | undefined {
     const slot = id & SLOT_MASK;
-    if (slot >= this.#capacity || this.#gen[slot] !== id >>> SLOT_BITS || this.#state[slot] === State.Free) {
+    // Beyond the capacity the typed array reads undefined: stale as well.
+    if (this.#gen[slot] !== id >>> SLOT_BITS) {
       this.#stale++;
       return undefined;
     }
@@ -189,7 +185,7 @@ export class SpanSlots {
     this.#decoded.clear();
   }
 
-  /** The oldest ended slot if no sample can still ask for it, made free. */
+  /** The oldest ended slot if no sample can still ask for it (the caller bumps its generation). */
   #reusable(): number | undefined {
     if (this.#endedCount === 0) return undefined;
     const slot = this.#ended[this.#endedHead]!;
@@ -197,7 +193,6 @@ export class SpanSlots {
     if (this.#endWindow[slot]! + 1 > this.#labelled) return undefined;
     this.#endedHead = (this.#endedHead + 1) & (this.#capacity - 1);
     this.#endedCount--;
-    this.#state[slot] = State.Free;
     this.#objects[slot] = undefined;
     if (this.#overflowNames.size > 0) this.#overflowNames.delete(slot);
     return slot;
