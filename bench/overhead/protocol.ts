@@ -46,7 +46,18 @@ export interface ServerReport {
   readonly memory: readonly MemorySample[];
   /** spanfuse `stats()` or the peer's equivalent, if any. */
   readonly profilerStats?: unknown;
+  /** Where the RSS is at the end of the measured window, bytes ({@link MEMORY_PARTS}). */
+  readonly memoryParts?: Record<MemoryPart, number>;
 }
+
+/**
+ * The parts of a server's RSS: V8's spaces by their resident size (new space
+ * is both semi-spaces), memory V8 reports as external (array buffers,
+ * strings and buffers held natively), and the rest (native code, stacks,
+ * malloc outside V8's accounting), which is RSS minus the others.
+ */
+export const MEMORY_PARTS = ['newSpace', 'oldSpace', 'codeSpace', 'largeObjects', 'otherSpaces', 'external', 'outsideHeap'] as const;
+export type MemoryPart = (typeof MEMORY_PARTS)[number];
 
 export interface ServerBye {
   /** Ground truth: per unique function, the span ids (lowercase hex) that ran it. */

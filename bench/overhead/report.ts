@@ -3,6 +3,8 @@
  * runtime (paired, so noise that hit the whole round cancels), summarised as
  * median (min-max) over rounds; a markdown table and the raw JSON.
  */
+import { MEMORY_PARTS } from './protocol.js';
+import type { MemoryPart } from './protocol.js';
 import type { RunResult } from './run-one.js';
 import { linearRegression, spread } from './stats.js';
 import type { Slope, Spread } from './stats.js';
@@ -42,6 +44,8 @@ export interface Row {
   readonly delta: Record<Metric, Spread | null>;
   readonly attribution: Spread | null;
   readonly exportsInWindow: Spread | null;
+  /** Paired differences to the reference by part of the RSS, MB (end of the measured window). */
+  readonly memoryParts: Record<MemoryPart, Spread | null>;
 }
 
 export function aggregate(
@@ -74,6 +78,16 @@ export function aggregate(
         ratio[m] = spread(ratios);
         delta[m] = spread(deltas);
       }
+      const memoryParts = {} as Record<MemoryPart, Spread | null>;
+      for (const part of MEMORY_PARTS) {
+        const deltas: number[] = [];
+        for (const r of ok) {
+          const mine = r.server?.memoryParts?.[part];
+          const theirs = control.get(r.round)?.server?.memoryParts?.[part];
+          if (mine !== undefined && theirs !== undefined) deltas.push((mine - theirs) / 2 ** 20);
+        }
+        memoryParts[part] = spread(deltas);
+      }
       rows.push({
         config: cfg,
         runtime: rt,
@@ -87,6 +101,7 @@ export function aggregate(
         // A run whose ground-truth ring overflowed cannot judge old samples.
         attribution: spread(ok.map((r) => (r.attribution?.groundTruthComplete === true ? (r.attribution.share ?? Number.NaN) : Number.NaN))),
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
+        memoryParts,
       });
     }
   }
@@ -112,6 +127,16 @@ function memCell(ratio: Spread | null, delta: Spread | null): string {
   if (ratio === null || delta === null) return 'n/a';
   const sign = delta.median >= 0 ? '+' : '';
   return `${ratioCell(ratio)}, ${sign}${fmt(delta.median, 1)} MB`;
+}
+
+function partTitle(p: MemoryPart): string {
+  return p.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+}
+
+function deltaCell(s: Spread | null): string {
+  if (s === null) return 'n/a';
+  const signed = (n: number): string => `${n >= 0 ? '+' : ''}${fmt(n, 1)}`;
+  return `${signed(s.median)} (${signed(s.min)}–${signed(s.max)})`;
 }
 
 function pctCell(s: Spread | null): string {
@@ -160,6 +185,17 @@ export function markdown(h: Header, rows: readonly Row[]): string {
         `| ${r.reference === 'control' ? r.config : `${r.config} (vs ${r.reference})`} | ${ratioCell(q.throughputRps)} | ${ratioCell(q.cpuPerRequestMicros)} | ${ratioCell(q.p50Ms)} | ${ratioCell(q.p99Ms)} | ${memCell(q.rssMb, r.delta.rssMb)} | ${memCell(q.heapUsedMb, r.delta.heapUsedMb)} | ${pctCell(r.attribution)} | ${r.exportsInWindow === null ? '–' : fmt(r.exportsInWindow.median, 0)} | ${absCell(a.serverCpuShare, 2, '')} | ${r.runs} (${r.failed}) |`,
       );
     }
+  }
+  const withParts = rows.filter((r) => r.config !== r.reference && r.config !== 'control' && MEMORY_PARTS.some((p) => r.memoryParts[p] !== null));
+  if (withParts.length > 0) {
+    out.push('', '### Where the RSS difference is', '');
+    out.push(
+      'Median (min–max) paired difference to the reference in MB, at the end of the measured window. V8 spaces by resident size (new space: both semi-spaces); external: what V8 counts as held outside its heap (buffers); outside heap: the rest of RSS (native code and allocations, stacks).',
+      '',
+    );
+    out.push(`| runtime | configuration | ${MEMORY_PARTS.map(partTitle).join(' | ')} |`);
+    out.push(`| --- | --- | ${MEMORY_PARTS.map(() => '---').join(' | ')} |`);
+    for (const r of withParts) out.push(`| ${r.runtime} | ${r.config} | ${MEMORY_PARTS.map((p) => deltaCell(r.memoryParts[p])).join(' | ')} |`);
   }
   const failures = rows.filter((r) => r.errors.length > 0);
   if (failures.length > 0) {

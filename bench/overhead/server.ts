@@ -8,7 +8,8 @@
  * harness opens (`mark`) after warm-up and closes (`report`) when the load
  * generator has finished; requests are counted here, server side.
  */
-import type { FromServer, MemorySample, ServerSpec, ToServer } from './protocol.js';
+import { getHeapSpaceStatistics } from 'node:v8';
+import type { FromServer, MemoryPart, MemorySample, ServerSpec, ToServer } from './protocol.js';
 
 const spec = JSON.parse(process.env['BENCH_SERVER_SPEC'] ?? '{}') as ServerSpec;
 
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
         measuring = false;
         if (memTimer !== undefined) clearInterval(memTimer);
         memory.push(sampleMemory());
+        const memoryParts = memoryPartsNow();
         let profilerStats: unknown;
         try {
           profilerStats = profiler.stats();
@@ -137,6 +139,7 @@ async function main(): Promise<void> {
             errors,
             memory,
             profilerStats,
+            memoryParts,
           },
         });
         break;
@@ -188,3 +191,21 @@ main().catch((err: unknown) => {
   void send({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   setTimeout(() => process.exit(1), 100).unref();
 });
+
+function memoryPartsNow(): Record<MemoryPart, number> {
+  const parts: Record<MemoryPart, number> = { newSpace: 0, oldSpace: 0, codeSpace: 0, largeObjects: 0, otherSpaces: 0, external: 0, outsideHeap: 0 };
+  let heap = 0;
+  for (const s of getHeapSpaceStatistics()) {
+    const size = s.physical_space_size;
+    heap += size;
+    if (s.space_name === 'new_space') parts.newSpace += size;
+    else if (s.space_name === 'old_space') parts.oldSpace += size;
+    else if (s.space_name === 'code_space') parts.codeSpace += size;
+    else if (s.space_name.endsWith('large_object_space')) parts.largeObjects += size;
+    else parts.otherSpaces += size;
+  }
+  const m = process.memoryUsage();
+  parts.external = m.external;
+  parts.outsideHeap = m.rss - heap - m.external;
+  return parts;
+}
