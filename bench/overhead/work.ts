@@ -21,7 +21,12 @@ export function cpuKernel(iterations: number): number {
   // `| 0` keeps the loop bound a small integer: with a double bound, Node 24's
   // optimising tier ran this loop ~3x slower than Node 20 (measured).
   const n = iterations | 0;
-  let h = 0x811c9dc5;
+  // An int32 from the start too: as a double above 2^31 the first `^=` made
+  // optimized code bail out ("lost precision"), and in some processes it kept
+  // bailing out and re-optimizing (897 deopts in 150 s, measured with
+  // --trace-deopt), so the same work cost a different CPU time per process.
+  // `h ^= x` converts `h` to int32 anyway: the hash is the same.
+  let h = 0x811c9dc5 | 0;
   for (let i = 0; i < n; i++) {
     h ^= i & 0xff;
     h = Math.imul(h, 0x01000193);
