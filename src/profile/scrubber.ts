@@ -167,7 +167,74 @@ export class Scrubber {
   }
 
   *#profileSteps(p: Profile, slice: number): Steps<Profile> {
-    const ps = new ProfileScrub(this, p.stringTable.strings, this.#countKey);
+    const old = p.stringTable.strings;
+    const table = new StringTable();
+    const memo = new Int32Array(old.length).fill(-1);
+    const text = (i: number | bigint): number => {
+      const n = Number(i);
+      if (n === 0) return 0;
+      const m = memo[n];
+      if (m !== undefined && m !== -1) return m;
+      const v = table.dedup(this.scrubText(old[n] ?? ''));
+      memo[n] = v;
+      return v;
+    };
+    const rawMemo = new Int32Array(old.length).fill(-1);
+    const raw = (i: number | bigint): number => {
+      const n = Number(i);
+      if (n === 0) return 0;
+      const m = rawMemo[n];
+      if (m !== undefined && m !== -1) return m;
+      const v = table.dedup(old[n] ?? '');
+      rawMemo[n] = v;
+      return v;
+    };
+    const redacted = table.dedup(REDACTED);
+
+    // Per label key: how its values are treated.
+    const keyMode = new Map<number, 'deny' | 'allow' | 'id' | 'text'>();
+    const modeOf = (k: number): 'deny' | 'allow' | 'id' | 'text' => {
+      let m = keyMode.get(k);
+      if (m === undefined) {
+        const key = old[k] ?? '';
+        m = ID_LABEL_KEYS.has(key) ? 'id' : this.isAllowedKey(key) ? 'allow' : this.isDeniedKey(key) ? 'deny' : 'text';
+        keyMode.set(k, m);
+      }
+      return m;
+    };
+    // Per string index: 1 = has the shape its id key requires, 2 = not.
+    const idShape = new Int8Array(old.length);
+    // String labels repeat (thread, span, trace ids): one new Label per distinct {key, value}.
+    const strLabels = new Map<number, Map<number, Label>>();
+    const stringLabel = (k: number, v: number, mode: 'deny' | 'allow' | 'id' | 'text'): Label => {
+      let byValue = strLabels.get(k);
+      if (byValue === undefined) {
+        byValue = new Map();
+        strLabels.set(k, byValue);
+      }
+      let label = byValue.get(v);
+      if (label !== undefined) {
+        if (mode === 'deny') this.#count('key');
+        return label;
+      }
+      let str: number;
+      if (mode === 'deny') {
+        this.#count('key');
+        str = redacted;
+      } else if (mode === 'allow') str = raw(v);
+      else if (mode === 'id') {
+        let shape = idShape[v];
+        if (shape === 0) {
+          shape = ID_SHAPES[old[k] ?? '']?.test(old[v] ?? '') === true ? 1 : 2;
+          idShape[v] = shape;
+        }
+        str = shape === 1 ? raw(v) : text(v);
+      } else str = text(v);
+      label = new Label({ key: raw(k), str });
+      byValue.set(v, label);
+      return label;
+    };
+
     const sample: Sample[] = [];
     const due = stepEvery(slice);
     for (const s of p.sample) {
@@ -176,10 +243,10 @@ export class Scrubber {
       let changed = false;
       for (const l of s.label) {
         const k = Number(l.key);
-        const mode = ps.modeOf(k);
+        const mode = modeOf(k);
         const v = Number(l.str);
         if (v !== 0) {
-          const nl = ps.stringLabel(k, v, mode);
+          const nl = stringLabel(k, v, mode);
           if (nl !== l) changed = true;
           label.push(nl);
         } else if (mode === 'deny') {
@@ -187,8 +254,8 @@ export class Scrubber {
           this.#count('key');
           changed = true;
         } else {
-          const key = ps.raw(k);
-          const unit = ps.text(l.numUnit);
+          const key = raw(k);
+          const unit = text(l.numUnit);
           if (key === k && unit === Number(l.numUnit)) label.push(l);
           else {
             changed = true;
@@ -205,7 +272,7 @@ export class Scrubber {
     const fnDue = stepEvery(Math.max(1, slice / 8));
     for (const f of p.function) {
       if (fnDue()) yield;
-      fn.push(new PFunction({ id: f.id, name: ps.text(f.name), systemName: ps.text(f.systemName), filename: ps.text(f.filename), startLine: f.startLine }));
+      fn.push(new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }));
     }
     const mapping = p.mapping.map(
       (m) =>
@@ -214,31 +281,31 @@ export class Scrubber {
           memoryStart: m.memoryStart,
           memoryLimit: m.memoryLimit,
           fileOffset: m.fileOffset,
-          filename: ps.text(m.filename),
-          buildId: ps.text(m.buildId),
+          filename: text(m.filename),
+          buildId: text(m.buildId),
           hasFunctions: m.hasFunctions,
           hasFilenames: m.hasFilenames,
           hasLineNumbers: m.hasLineNumbers,
           hasInlineFrames: m.hasInlineFrames,
         }),
     );
-    const vt = (v: ValueType): ValueType => new ValueType({ type: ps.raw(v.type), unit: ps.raw(v.unit) });
+    const vt = (v: ValueType): ValueType => new ValueType({ type: raw(v.type), unit: raw(v.unit) });
     return new PprofProfile({
       sampleType: p.sampleType.map(vt),
       sample,
       mapping,
       location: p.location,
       function: fn,
-      stringTable: ps.table,
-      dropFrames: ps.text(p.dropFrames),
-      keepFrames: ps.text(p.keepFrames),
+      stringTable: table,
+      dropFrames: text(p.dropFrames),
+      keepFrames: text(p.keepFrames),
       timeNanos: p.timeNanos,
       durationNanos: p.durationNanos,
       ...(p.periodType ? { periodType: vt(p.periodType) } : {}),
       period: p.period,
-      comment: p.comment.map((c) => ps.text(c)),
-      defaultSampleType: ps.raw(p.defaultSampleType),
-      docUrl: ps.text(p.docUrl),
+      comment: p.comment.map((c) => text(c)),
+      defaultSampleType: raw(p.defaultSampleType),
+      docUrl: text(p.docUrl),
     });
   }
 
@@ -261,107 +328,6 @@ export class Scrubber {
 
   #count(kind: string): void {
     this.#counts.set(kind, (this.#counts.get(kind) ?? 0) + 1);
-  }
-
-  /** Counts a value redacted for its key (one closure per scrubber, shared by its profiles). */
-  readonly #countKey = (): void => this.#count('key');
-}
-
-type KeyMode = 'deny' | 'allow' | 'id' | 'text';
-
-/**
- * The scrub of one profile's strings and labels: the new string table and
- * the memos that keep each old string and label scrubbed once. Methods of a
- * module-level class rather than closures made per profile: V8 keeps the
- * optimized code of such closures only weakly, and a major GC between two
- * windows made every window compile them again.
- */
-class ProfileScrub {
-  readonly table = new StringTable();
-  readonly #scrubber: Scrubber;
-  readonly #old: readonly string[];
-  readonly #countKey: () => void;
-  readonly #memo: Int32Array;
-  readonly #rawMemo: Int32Array;
-  readonly #redacted: number;
-  /** Per label key: how its values are treated. */
-  readonly #keyMode = new Map<number, KeyMode>();
-  /** Per string index: 1 = has the shape its id key requires, 2 = not. */
-  readonly #idShape: Int8Array;
-  /** String labels repeat (thread, span, trace ids): one new Label per distinct {key, value}. */
-  readonly #strLabels = new Map<number, Map<number, Label>>();
-
-  constructor(scrubber: Scrubber, old: readonly string[], countKey: () => void) {
-    this.#scrubber = scrubber;
-    this.#old = old;
-    this.#countKey = countKey;
-    this.#memo = new Int32Array(old.length).fill(-1);
-    this.#rawMemo = new Int32Array(old.length).fill(-1);
-    this.#idShape = new Int8Array(old.length);
-    this.#redacted = this.table.dedup(REDACTED);
-  }
-
-  /** Old string `i`, scrubbed, as an index of the new table. */
-  text(i: number | bigint): number {
-    const n = Number(i);
-    if (n === 0) return 0;
-    const m = this.#memo[n];
-    if (m !== undefined && m !== -1) return m;
-    const v = this.table.dedup(this.#scrubber.scrubText(this.#old[n] ?? ''));
-    this.#memo[n] = v;
-    return v;
-  }
-
-  /** Old string `i`, as it is, as an index of the new table. */
-  raw(i: number | bigint): number {
-    const n = Number(i);
-    if (n === 0) return 0;
-    const m = this.#rawMemo[n];
-    if (m !== undefined && m !== -1) return m;
-    const v = this.table.dedup(this.#old[n] ?? '');
-    this.#rawMemo[n] = v;
-    return v;
-  }
-
-  modeOf(k: number): KeyMode {
-    let m = this.#keyMode.get(k);
-    if (m === undefined) {
-      const key = this.#old[k] ?? '';
-      const sc = this.#scrubber;
-      m = ID_LABEL_KEYS.has(key) ? 'id' : sc.isAllowedKey(key) ? 'allow' : sc.isDeniedKey(key) ? 'deny' : 'text';
-      this.#keyMode.set(k, m);
-    }
-    return m;
-  }
-
-  stringLabel(k: number, v: number, mode: KeyMode): Label {
-    let byValue = this.#strLabels.get(k);
-    if (byValue === undefined) {
-      byValue = new Map();
-      this.#strLabels.set(k, byValue);
-    }
-    let label = byValue.get(v);
-    if (label !== undefined) {
-      if (mode === 'deny') this.#countKey();
-      return label;
-    }
-    let str: number;
-    if (mode === 'deny') {
-      this.#countKey();
-      str = this.#redacted;
-    } else if (mode === 'allow') str = this.raw(v);
-    else if (mode === 'id') {
-      let shape = this.#idShape[v];
-      if (shape === 0) {
-        const old = this.#old;
-        shape = ID_SHAPES[old[k] ?? '']?.test(old[v] ?? '') === true ? 1 : 2;
-        this.#idShape[v] = shape;
-      }
-      str = shape === 1 ? this.raw(v) : this.text(v);
-    } else str = this.text(v);
-    label = new Label({ key: this.raw(k), str });
-    byValue.set(v, label);
-    return label;
   }
 }
 

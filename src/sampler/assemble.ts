@@ -54,95 +54,19 @@ export interface ProfileChunk {
  * Runs inside @datadog/pprof's serializer: it never throws.
  */
 export function chunkCapture(): { chunk: Omit<ProfileChunk, 'profile'>; labels: (args: GenerateTimeLabelsArgs) => LabelSet } {
-  const chunk: Omit<ProfileChunk, 'profile'> = { contexts: [], notInSpan: [] };
-  return { chunk, labels: (args) => captureLabel(chunk, args) };
-}
-
-const NO_LABELS: LabelSet = Object.freeze({});
-
-/*
- * The per-sample and per-span work of a window lives in module-level
- * functions and methods, not in closures made per chunk or per window: V8
- * keeps a closure's optimized code only weakly, through the feedback its
- * sibling closures share, so once a window's closures were gone a major GC
- * dropped the code and every later window compiled it again (tens of ms of
- * TurboFan time per function per window, measured with --trace-opt).
- */
-function captureLabel(chunk: Omit<ProfileChunk, 'profile'>, { node, context }: GenerateTimeLabelsArgs): LabelSet {
-  if (context === undefined) return NO_LABELS;
-  const i = chunk.contexts.length;
-  chunk.contexts.push(context);
-  chunk.notInSpan.push(NOT_IN_SPAN.has(node.name ?? ''));
-  return { [LABEL_CONTEXT_INDEX]: i };
-}
-
-/** The label keys of a window's profile, as string table indices. */
-interface LabelKeys {
-  readonly threadId: number;
-  readonly threadName: number;
-  readonly traceId: number;
-  readonly spanId: number;
-  readonly flags: number;
-  readonly spanName: number;
-  readonly localRoot: number;
-  readonly ts: number;
-}
-
-/** Builds a window's sample labels; one Label array per span, shared by its samples. */
-class WindowLabels {
-  readonly #table: ProfileT['stringTable'];
-  readonly #key: LabelKeys;
-  readonly #threadLabels: Label[];
-  readonly #bySample = new Map<SampleContext, Label[]>();
-
-  constructor(table: ProfileT['stringTable'], thread: ThreadIdentity) {
-    this.#table = table;
-    this.#key = {
-      threadId: table.dedup(LABEL_THREAD_ID),
-      threadName: table.dedup(LABEL_THREAD_NAME),
-      traceId: table.dedup(LABEL_TRACE_ID),
-      spanId: table.dedup(LABEL_SPAN_ID),
-      flags: table.dedup(LABEL_TRACE_FLAGS),
-      spanName: table.dedup(LABEL_SPAN_NAME),
-      localRoot: table.dedup(LABEL_LOCAL_ROOT_SPAN_ID),
-      ts: table.dedup(LABEL_TIMESTAMP_NS),
-    };
-    this.#threadLabels = [
-      new Label({ key: this.#key.threadId, str: table.dedup(String(thread.tid)) }),
-      new Label({ key: this.#key.threadName, str: table.dedup(thread.name) }),
-    ];
-  }
-
-  /** The labels of the sample whose context has `index` in `chunk` (thread labels only without one). */
-  of(chunk: ProfileChunk, index: number | undefined): Label[] {
-    if (index === undefined) return this.#threadLabels;
-    const c = chunk.contexts[index];
-    if (c === undefined) return this.#threadLabels;
-    // spanfuse binds SampleContexts; a Span or a Context (other callers) resolves too.
-    const s = resolveSample(c.context);
-    const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
-    const base = inSpan ? this.#spanLabels(s) : this.#threadLabels;
-    return [...base, new Label({ key: this.#key.ts, num: c.timestamp * 1000n })];
-  }
-
-  #spanLabels(s: SampleContext): Label[] {
-    let set = this.#bySample.get(s);
-    if (set === undefined) {
-      const table = this.#table;
-      const key = this.#key;
-      set = [
-        ...this.#threadLabels,
-        new Label({ key: key.traceId, str: table.dedup(s.traceId) }),
-        new Label({ key: key.spanId, str: table.dedup(s.spanId) }),
-        new Label({ key: key.flags, str: table.dedup(s.traceFlags.toString(16).padStart(2, '0')) }),
-      ];
-      const name = sampleName(s);
-      if (name !== undefined) set.push(new Label({ key: key.spanName, str: table.dedup(name) }));
-      if (s.localRootSpanId !== undefined) set.push(new Label({ key: key.localRoot, str: table.dedup(s.localRootSpanId) }));
-      this.#bySample.set(s, set);
-    }
-    return set;
-  }
+  const contexts: CapturedContext[] = [];
+  const notInSpan: boolean[] = [];
+  const none: LabelSet = {};
+  return {
+    chunk: { contexts, notInSpan },
+    labels: ({ node, context }) => {
+      if (context === undefined) return none;
+      const i = contexts.length;
+      contexts.push(context);
+      notInSpan.push(NOT_IN_SPAN.has(node.name ?? ''));
+      return { [LABEL_CONTEXT_INDEX]: i };
+    },
+  };
 }
 
 /** Samples handled between two yields of the assembly. */
@@ -166,13 +90,53 @@ export function* assembleSteps(
   if (first === undefined) throw new Error('a window needs at least one profile chunk');
   const out = first.profile;
   const table = out.stringTable;
-  const labels = new WindowLabels(table, thread);
+  const key = {
+    threadId: table.dedup(LABEL_THREAD_ID),
+    threadName: table.dedup(LABEL_THREAD_NAME),
+    traceId: table.dedup(LABEL_TRACE_ID),
+    spanId: table.dedup(LABEL_SPAN_ID),
+    flags: table.dedup(LABEL_TRACE_FLAGS),
+    spanName: table.dedup(LABEL_SPAN_NAME),
+    localRoot: table.dedup(LABEL_LOCAL_ROOT_SPAN_ID),
+    ts: table.dedup(LABEL_TIMESTAMP_NS),
+  };
+  const threadLabels: Label[] = [
+    new Label({ key: key.threadId, str: table.dedup(String(thread.tid)) }),
+    new Label({ key: key.threadName, str: table.dedup(thread.name) }),
+  ];
+  const bySample = new Map<SampleContext, Label[]>();
+  const spanLabels = (s: SampleContext): Label[] => {
+    let set = bySample.get(s);
+    if (set === undefined) {
+      set = [
+        ...threadLabels,
+        new Label({ key: key.traceId, str: table.dedup(s.traceId) }),
+        new Label({ key: key.spanId, str: table.dedup(s.spanId) }),
+        new Label({ key: key.flags, str: table.dedup(s.traceFlags.toString(16).padStart(2, '0')) }),
+      ];
+      const name = sampleName(s);
+      if (name !== undefined) set.push(new Label({ key: key.spanName, str: table.dedup(name) }));
+      if (s.localRootSpanId !== undefined) set.push(new Label({ key: key.localRoot, str: table.dedup(s.localRootSpanId) }));
+      bySample.set(s, set);
+    }
+    return set;
+  };
+  const labelsOf = (chunk: ProfileChunk, index: number | undefined): Label[] => {
+    if (index === undefined) return threadLabels;
+    const c = chunk.contexts[index];
+    if (c === undefined) return threadLabels;
+    // spanfuse binds SampleContexts; a Span or a Context (other callers) resolves too.
+    const s = resolveSample(c.context);
+    const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
+    const base = inSpan ? spanLabels(s) : threadLabels;
+    return [...base, new Label({ key: key.ts, num: c.timestamp * 1000n })];
+  };
 
   // The first chunk: relabel its samples in place.
   const firstCtxKey = out.stringTable.strings.indexOf(LABEL_CONTEXT_INDEX);
   let n = 0;
   for (const s of out.sample) {
-    s.label = labels.of(first, contextIndex(s.label, firstCtxKey));
+    s.label = labelsOf(first, contextIndex(s.label, firstCtxKey));
     if (++n % STEP_SAMPLES === 0) yield;
   }
 
@@ -225,7 +189,7 @@ export function* assembleSteps(
           new Sample({
             locationId: s.locationId.map((id) => locMap.get(Number(id)) ?? 0),
             value: s.value,
-            label: labels.of(chunk, contextIndex(s.label, ctxKey)),
+            label: labelsOf(chunk, contextIndex(s.label, ctxKey)),
           }),
         );
         if (++n % STEP_SAMPLES === 0) yield;
