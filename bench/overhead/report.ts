@@ -67,26 +67,14 @@ export function aggregate(
       const delta = {} as Record<Metric, Spread | null>;
       for (const m of METRICS) {
         absolute[m] = spread(ok.map((r) => metric(r, m)));
-        const ratios: number[] = [];
-        const deltas: number[] = [];
-        for (const r of ok) {
-          const c = control.get(r.round);
-          if (c === undefined) continue;
-          ratios.push(metric(r, m) / metric(c, m));
-          deltas.push(metric(r, m) - metric(c, m));
-        }
-        ratio[m] = spread(ratios);
-        delta[m] = spread(deltas);
+        const pairs = paired(ok, control, (r) => metric(r, m));
+        ratio[m] = spread(pairs.map(([mine, theirs]) => mine / theirs));
+        delta[m] = spread(pairs.map(([mine, theirs]) => mine - theirs));
       }
       const memoryParts = {} as Record<MemoryPart, Spread | null>;
       for (const part of MEMORY_PARTS) {
-        const deltas: number[] = [];
-        for (const r of ok) {
-          const mine = r.server?.memoryParts?.[part];
-          const theirs = control.get(r.round)?.server?.memoryParts?.[part];
-          if (mine !== undefined && theirs !== undefined) deltas.push((mine - theirs) / 2 ** 20);
-        }
-        memoryParts[part] = spread(deltas);
+        const pairs = paired(ok, control, (r) => r.server?.memoryParts?.[part] ?? Number.NaN);
+        memoryParts[part] = spread(pairs.map(([mine, theirs]) => (mine - theirs) / 2 ** 20));
       }
       rows.push({
         config: cfg,
@@ -106,6 +94,16 @@ export function aggregate(
     }
   }
   return rows;
+}
+
+/** `value` of each run and of the reference run of its round (runs whose round has none are left out). */
+function paired(runs: readonly RunResult[], reference: ReadonlyMap<number, RunResult>, value: (r: RunResult) => number): [number, number][] {
+  const out: [number, number][] = [];
+  for (const r of runs) {
+    const c = reference.get(r.round);
+    if (c !== undefined) out.push([value(r), value(c)]);
+  }
+  return out;
 }
 
 function fmt(n: number, digits: number): string {
@@ -186,7 +184,7 @@ export function markdown(h: Header, rows: readonly Row[]): string {
       );
     }
   }
-  const withParts = rows.filter((r) => r.config !== r.reference && r.config !== 'control' && MEMORY_PARTS.some((p) => r.memoryParts[p] !== null));
+  const withParts = rows.filter((r) => r.config !== r.reference && MEMORY_PARTS.some((p) => r.memoryParts[p] !== null));
   if (withParts.length > 0) {
     out.push('', '### Where the RSS difference is', '');
     out.push(
