@@ -128,8 +128,8 @@ export function sampleName(s: SampleContext): string | undefined {
 
 /**
  * The SampleContext of a value the sampler recorded: a span's id in the
- * span table, a SampleContext, a Span or an OpenTelemetry Context. Anything else (or a context with no span) is
- * NO_SPAN.
+ * span table, a SampleContext, a Span or an OpenTelemetry Context. Anything
+ * else (or a context with no span) is NO_SPAN.
  */
 export function resolveSample(value: unknown): SampleContext {
   if (typeof value === 'number') return spanSlots.resolve(value) ?? NO_SPAN;

@@ -18,8 +18,9 @@ import type { SampleContext, Slotted } from './sample-context.js';
  * ended in and the next one have been labelled (continuations that run
  * shortly after a span ended still resolve); a later sample with the old id
  * finds another generation in the slot and resolves to no span: never to the
- * wrong one. Ended slots are reused oldest first, before the table grows. Spans whose ids are not plain hex keep their object in the slot.
- * When the table is full, callers fall back to the object value.
+ * wrong one. Ended slots are reused oldest first, before the table grows.
+ * Spans whose ids are not plain hex keep their object in the slot. When the
+ * table is full, callers fall back to the object value.
  */
 
 /** Bits of the slot index in an id; the rest (up to Smi range) is the generation. */

@@ -1,8 +1,8 @@
 import { time } from '@datadog/pprof';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { runSync } from '../core/slices.js';
-import { spanSlots } from '../context/span-slots.js';
 import type { Steps } from '../core/slices.js';
+import { spanSlots } from '../context/span-slots.js';
 import { assembleSteps, chunkCapture } from './assemble.js';
 import type { ProfileChunk } from './assemble.js';
 import type { ThreadIdentity } from './labels.js';
