@@ -41,9 +41,10 @@ def flush():
 for line in out.splitlines():
     if not line.strip():
         flush(); comm=None; frames=[]; continue
-    if not line.startswith(('\t',' ')) or comm is None and not line.startswith((' ','\t')):
-        if comm is None:
-            comm=line.split()[0]; continue
+    if comm is None:
+        # The sample's header: the thread name (it may hold spaces), then its tid.
+        m=re.match(r'^(.*?)\s+\d+\s',line)
+        comm=m.group(1).strip() if m else line.split()[0]; continue
     parts=line.strip().split(' ',1)
     if len(parts)==2:
         rest=parts[1]; m=re.match(r'(.*) \((.*)\)$',rest)
