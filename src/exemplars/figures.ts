@@ -1,4 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
+import { forEachLeaf } from './aggregate.js';
 import type { SampleFigures, WindowAggregates } from './aggregate.js';
 import { FIG_CPU, FIG_GC, FIG_OFFCPU, FIG_SAMPLES, FIG_TOP_FRAMES, FIG_WALL } from './attributes.js';
 
@@ -35,10 +36,11 @@ export function collectFigures(
     out.wallNs += f.wallNs;
     out.cpuNs += f.cpuNs;
     out.gcNs += f.gcNs;
-    for (const [loc, n] of f.frames) {
+    const frames = out.frames;
+    forEachLeaf(f, (loc, n) => {
       const name = w.frameName(loc);
-      out.frames.set(name, (out.frames.get(name) ?? 0) + n);
-    }
+      frames.set(name, (frames.get(name) ?? 0) + n);
+    });
   }
   return out;
 }
