@@ -207,7 +207,7 @@ function frameNamer(profile: Profile, leaves: ReadonlySet<number>): (id: number)
   for (const loc of profile.location) {
     const id = Number(loc.id);
     const line = loc.line[0];
-    if (line !== undefined && leaves.has(id)) leafLines.set(id, { functionId: Number(line.functionId), line: Number(line.line) });
+    if (line !== undefined && leaves.has(id)) leafLines.set(id, { functionId: Number(line.functionId), line: Number(line.line ?? 0) });
   }
   const wanted = new Set<number>();
   for (const l of leafLines.values()) wanted.add(l.functionId);
