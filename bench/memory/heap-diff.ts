@@ -90,11 +90,13 @@ const byType = new Map<string, [number, number]>();
 let total = 0;
 for (let k = 0; k < count; k++) {
   if (!isNew[k]) continue;
-  total += sizeOf(k);
-  const v = byType.get(label(k)) ?? [0, 0];
-  v[0] += sizeOf(k);
+  const key = label(k);
+  const size = sizeOf(k);
+  total += size;
+  const v = byType.get(key) ?? [0, 0];
+  v[0] += size;
   v[1]++;
-  byType.set(label(k), v);
+  byType.set(key, v);
 }
 
 const claimed = new Uint8Array(count);

@@ -1,4 +1,4 @@
-// Preload for heap-diff.mjs: writes two heap snapshots of this process,
+// Preload for heap-diff.ts (`dist/bench/memory/heap-diff.js`): writes two heap snapshots of this process,
 // `<dir>/<tag>-A.heapsnapshot` at SNAP_A ms after start and
 // `<dir>/<tag>-B.heapsnapshot` SNAP_GAP ms after the first one is written.
 // Each snapshot runs a full GC first, so every object in B is live.

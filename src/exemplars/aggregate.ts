@@ -95,7 +95,6 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
   const byLocalRoot = new Map<string, SampleFigures>();
   let spansDropped = 0;
   const gcLocations = garbageCollectionLocations(profile);
-  const leaves = new Set<number>();
 
   if (spanKey > 0 || rootKey > 0) {
     let n = 0;
@@ -118,7 +117,6 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
       const leafRaw = sample.locationId[0];
       const leaf = leafRaw === undefined ? -1 : Number(leafRaw);
       const gc = leaf >= 0 && gcLocations.has(leaf);
-      if (leaf >= 0) leaves.add(leaf);
       if (spanId !== undefined && spanId !== '') {
         const f = figuresFor(bySpan, spanId, maxSpans);
         if (f === undefined) spansDropped++;
@@ -140,7 +138,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
     bySpan,
     byLocalRoot,
     spansDropped,
-    frameName: frameNamer(profile, leaves),
+    frameName: frameNamer(profile, [bySpan, byLocalRoot]),
   };
 }
 
@@ -196,12 +194,18 @@ function garbageCollectionLocations(profile: Profile): Set<number> {
 }
 
 /**
- * Names of the leaf locations the figures point at, resolved now: the
- * aggregates outlive the window by one more window (see TailSpanProcessor),
- * and a namer reading the window's tables would keep its whole string table
- * (every span's ids) and its location and function lists alive that long.
+ * Names of the leaf locations the figures point at (and only those),
+ * resolved now: the aggregates outlive the window by one more window (see
+ * TailSpanProcessor), and a namer reading the window's tables would keep its
+ * whole string table (every span's ids) and its location and function lists
+ * alive that long.
  */
-function frameNamer(profile: Profile, leaves: ReadonlySet<number>): (id: number) => string {
+function frameNamer(profile: Profile, figures: readonly ReadonlyMap<string, SampleFigures>[]): (id: number) => string {
+  const leaves = new Set<number>();
+  const addLeaf = (location: number): void => {
+    leaves.add(location);
+  };
+  for (const byId of figures) for (const f of byId.values()) forEachLeaf(f, addLeaf);
   const strings = profile.stringTable.strings;
   const leafLines = new Map<number, { functionId: number; line: number }>();
   for (const loc of profile.location) {
