@@ -58,6 +58,12 @@ export function wallFileOf(dir: string, profileId: string): string | undefined {
   return f === undefined ? undefined : join(dir, f);
 }
 
+/** A `-tagfocus` value for the most sampled span name of `file`, if any sample has one. */
+function spanNameFocus(file: string): string | undefined {
+  const name = labelValues(file, 'span_name')[0];
+  return name === undefined ? undefined : `span_name=${goRegexpEscape(name)}`;
+}
+
 /** RE2 (Go regexp) escape: `-tagfocus` values are regular expressions. */
 export function goRegexpEscape(s: string): string {
   return s.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
@@ -92,9 +98,11 @@ export function nextSteps(dir: string, sinceMs: number, cwd = process.cwd()): st
     const { t } = withFile[0];
     file = withFile[0].file;
     const ops = labelValues(file, 'profiler.tail.operation');
-    // The example's own operation when its samples are labelled, else the most sampled one.
+    // The example's own operation when its samples are labelled, else the
+    // most sampled one; when no tail span of that window was sampled (a short
+    // run, a loaded machine), its most sampled span name.
     const op = ops.find((o) => o.startsWith(`${t.name} `)) ?? ops[0];
-    if (op !== undefined) focus = `profiler.tail.operation=${goRegexpEscape(op)}`;
+    focus = op !== undefined ? `profiler.tail.operation=${goRegexpEscape(op)}` : spanNameFocus(file);
     lines.push(
       `  tail spans:  ${tails.length} in ${spansPath} (attribute profiler.tail=true); the slowest:`,
       `               ${t.name} span ${t.spanId}${t.wallMs !== undefined ? `, ${t.wallMs.toFixed(1)} ms` : ''}, profiler.exemplar.id ${t.profileId}`,
@@ -108,8 +116,7 @@ export function nextSteps(dir: string, sinceMs: number, cwd = process.cwd()): st
     const last = walls.at(-1);
     if (last !== undefined) {
       file = join(dir, last);
-      const names = labelValues(file, 'span_name');
-      if (names[0] !== undefined) focus = `span_name=${goRegexpEscape(names[0])}`;
+      focus = spanNameFocus(file);
     }
   }
   if (file !== undefined) {
