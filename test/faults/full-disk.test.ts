@@ -27,6 +27,7 @@ void test('a full 1 MB disk leaves whole span lines (which give way first) and t
       SPANFUSE_WINDOW_MS: '100',
       SPANFUSE_SAMPLING_INTERVAL_US: '1000',
       FAULT_WORK_MS: '5000',
+      FAULT_EXTRA_MS: '15000',
     }).done;
     assert.equal(r.signal, null, r.stderr);
     assert.equal(r.code, 0, r.stderr);
