@@ -76,6 +76,9 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     const w = r.value;
     const p = w.wall;
     const strings = p.stringTable.strings;
+    // Every sample of every stop is in the window once, with all its values.
+    assert.equal(p.sample.length, samplesIn);
+    for (const s of p.sample) assert.equal(s.value.length, p.sampleType.length);
     const locationIds = new Set(p.location.map((l) => Number(l.id)));
     const functionIds = new Set(p.function.map((f) => Number(f.id)));
     assert.equal(locationIds.size, p.location.length, 'location ids are unique');
