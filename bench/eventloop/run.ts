@@ -12,11 +12,11 @@
  *     [--big-window] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...]
  *     [--json out.json]
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyValues, option, repoRootFrom } from '../args.js';
+import { appConfigs, runApp } from './configs.js';
+import type { AppConfig } from './configs.js';
 
 interface Result {
   spans: number;
@@ -34,14 +34,6 @@ interface Result {
   cpuMs: number;
 }
 
-interface Config {
-  readonly name: string;
-  readonly tracing: 'otel' | 'spanfuse';
-  readonly env: Record<string, string>;
-  /** Build folder of the spanfuse to preload (default dist). */
-  readonly dist?: string;
-}
-
 const repo = repoRootFrom(import.meta.url);
 const args = process.argv.slice(2);
 const opt = (name: string, def: string): string => option(args, name, def);
@@ -50,68 +42,26 @@ const seconds = Number(opt('--seconds', '25'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
 const jsonOut = opt('--json', '');
 const extraEnv: Record<string, string> = Object.fromEntries(keyValues(args, '--env'));
-
-const configs: Config[] = [
-  { name: 'control (OTel-traced)', tracing: 'otel', env: {} },
-  { name: 'spanfuse', tracing: 'spanfuse', env: { ...extraEnv } },
-];
-// `--variant KEY=VALUE` (repeatable): also run spanfuse with that setting
-// added, e.g. --variant SPANFUSE_THREAD_STATE=false.
-for (const [k, v] of keyValues(args, '--variant')) {
-  configs.push({ name: `spanfuse ${k}=${v}`, tracing: 'spanfuse', env: { ...extraEnv, [k]: v } });
-}
-// `--baseline DIR`: also run another build of spanfuse (e.g. the main branch
-// compiled with `tsc --outDir DIR`), to compare before and after.
 const baseline = opt('--baseline', '');
-if (baseline !== '') configs.push({ name: `spanfuse (${baseline})`, tracing: 'spanfuse', env: { ...extraEnv }, dist: baseline });
+
+// The control, spanfuse, `--variant KEY=VALUE` (repeatable, e.g.
+// SPANFUSE_THREAD_STATE=false) and `--baseline DIR` (another build of
+// spanfuse, e.g. the main branch compiled with `tsc --outDir DIR`).
+const configs: AppConfig[] = appConfigs(args);
 if (args.includes('--big-window')) {
-  configs.push({
-    name: 'spanfuse 60k-sample window',
-    tracing: 'spanfuse',
-    env: { ...extraEnv, SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' },
-  });
-  if (baseline !== '') {
-    configs.push({
-      name: `spanfuse (${baseline}) 60k-sample window`,
-      tracing: 'spanfuse',
-      env: { ...extraEnv, SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' },
-      dist: baseline,
-    });
-  }
+  const big = { SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' };
+  configs.push({ name: 'spanfuse 60k-sample window', tracing: 'spanfuse', env: { ...extraEnv, ...big } });
+  if (baseline !== '') configs.push({ name: `spanfuse (${baseline}) 60k-sample window`, tracing: 'spanfuse', env: { ...extraEnv, ...big }, dist: baseline });
 }
 
-function runOnce(c: Config): Promise<Result> {
-  const out = mkdtempSync(join(tmpdir(), 'spanfuse-el-'));
-  const argv = c.tracing === 'spanfuse' ? ['--import', join(repo, c.dist ?? 'dist', 'src', 'register.js')] : [];
-  argv.push(join(repo, 'dist', 'bench', 'eventloop', 'app.js'));
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(nodeBin, argv, {
-      env: {
-        ...process.env,
-        ...c.env,
-        EL_TRACING: c.tracing,
-        EL_DURATION_MS: String(seconds * 1000),
-        SPANFUSE_OUTPUT_DIR: out,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-4000)));
-    const kill = setTimeout(() => child.kill('SIGKILL'), seconds * 1000 + 60_000);
-    child.on('close', (code) => {
-      clearTimeout(kill);
-      rmSync(out, { recursive: true, force: true });
-      const line = stdout.trim().split('\n').pop() ?? '';
-      try {
-        if (code !== 0) throw new Error(`exit ${String(code)}`);
-        resolvePromise(JSON.parse(line) as Result);
-      } catch (err) {
-        reject(new Error(`${c.name}: ${String(err)}\n${stderr}`));
-      }
-    });
-  });
+async function runOnce(c: AppConfig): Promise<Result> {
+  const stdout = await runApp(c, { repo, nodeBin, seconds });
+  const line = stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(line) as Result;
+  } catch (err) {
+    throw new Error(`${c.name}: ${String(err)}`);
+  }
 }
 
 const median = (xs: number[]): number => {

@@ -14,11 +14,11 @@
  *   node dist/bench/gc/scavenges.js [--rounds 3] [--seconds 32] [--skip-ms 4000]
  *     [--node PATH] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...] [--list]
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keyValues, option, repoRootFrom } from '../args.js';
+import { option, repoRootFrom } from '../args.js';
+import { appConfigs, runApp } from '../eventloop/configs.js';
+import type { AppConfig } from '../eventloop/configs.js';
+import { median } from '../heap/harness.js';
 
 interface Scavenge {
   readonly atMs: number;
@@ -28,13 +28,6 @@ interface Scavenge {
   readonly newSpaceMb: number;
 }
 
-interface Config {
-  readonly name: string;
-  readonly tracing: 'otel' | 'spanfuse';
-  readonly env: Record<string, string>;
-  readonly dist?: string;
-}
-
 const repo = repoRootFrom(import.meta.url);
 const args = process.argv.slice(2);
 const opt = (name: string, def: string): string => option(args, name, def);
@@ -42,17 +35,7 @@ const rounds = Number(opt('--rounds', '3'));
 const seconds = Number(opt('--seconds', '32'));
 const skipMs = Number(opt('--skip-ms', '4000'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
-const extraEnv: Record<string, string> = Object.fromEntries(keyValues(args, '--env'));
-
-const configs: Config[] = [
-  { name: 'control (OTel-traced)', tracing: 'otel', env: {} },
-  { name: 'spanfuse', tracing: 'spanfuse', env: { ...extraEnv } },
-];
-for (const [k, v] of keyValues(args, '--variant')) {
-  configs.push({ name: `spanfuse ${k}=${v}`, tracing: 'spanfuse', env: { ...extraEnv, [k]: v } });
-}
-const baseline = opt('--baseline', '');
-if (baseline !== '') configs.push({ name: `spanfuse (${baseline})`, tracing: 'spanfuse', env: { ...extraEnv }, dist: baseline });
+const configs: AppConfig[] = appConfigs(args);
 
 /** The main isolate's scavenges from `--trace-gc-nvp` output (the isolate with the most of them). */
 function parseScavenges(text: string, fromMs: number): Scavenge[] {
@@ -72,35 +55,10 @@ function parseScavenges(text: string, fromMs: number): Scavenge[] {
   return main.filter((s) => s.atMs >= fromMs);
 }
 
-function runOnce(c: Config): Promise<Scavenge[]> {
-  const out = mkdtempSync(join(tmpdir(), 'spanfuse-scav-'));
-  const argv = ['--trace-gc-nvp'];
-  if (c.tracing === 'spanfuse') argv.push('--import', join(repo, c.dist ?? 'dist', 'src', 'register.js'));
-  argv.push(join(repo, 'dist', 'bench', 'eventloop', 'app.js'));
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(nodeBin, argv, {
-      env: { ...process.env, ...c.env, EL_TRACING: c.tracing, EL_DURATION_MS: String(seconds * 1000), SPANFUSE_OUTPUT_DIR: out },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-4000)));
-    const kill = setTimeout(() => child.kill('SIGKILL'), seconds * 1000 + 60_000);
-    child.on('close', (code) => {
-      clearTimeout(kill);
-      rmSync(out, { recursive: true, force: true });
-      if (code !== 0) reject(new Error(`${c.name}: exit ${String(code)}\n${stderr}`));
-      else resolvePromise(parseScavenges(stdout, skipMs));
-    });
-  });
+async function runOnce(c: AppConfig): Promise<Scavenge[]> {
+  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp'] }), skipMs);
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length === 0 ? Number.NaN : s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 const kb = (b: number): string => (b / 1024).toFixed(0);
 const range = (xs: readonly number[], f: (x: number) => string): string => `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
