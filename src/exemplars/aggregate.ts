@@ -198,35 +198,31 @@ function garbageCollectionLocations(profile: Profile): Set<number> {
  * resolved now: the aggregates outlive the window by one more window (see
  * TailSpanProcessor), and a namer reading the window's tables would keep its
  * whole string table (every span's ids) and its location and function lists
- * alive that long.
+ * alive that long. Only the map of names is kept.
  */
 function frameNamer(profile: Profile, figures: readonly ReadonlyMap<string, SampleFigures>[]): (id: number) => string {
+  const names = leafNames(profile, figures);
+  return (id) => names.get(id) ?? '(unknown)';
+}
+
+function leafNames(profile: Profile, figures: readonly ReadonlyMap<string, SampleFigures>[]): Map<number, string> {
   const leaves = new Set<number>();
-  const addLeaf = (location: number): void => {
-    leaves.add(location);
-  };
-  for (const byId of figures) for (const f of byId.values()) forEachLeaf(f, addLeaf);
+  for (const byId of figures) for (const f of byId.values()) forEachLeaf(f, (location) => leaves.add(location));
   const strings = profile.stringTable.strings;
-  const leafLines = new Map<number, { functionId: number; line: number }>();
+  const functions = new Map(profile.function.map((fn) => [Number(fn.id), fn]));
+  const names = new Map<number, string>();
   for (const loc of profile.location) {
     const id = Number(loc.id);
     const line = loc.line[0];
-    if (line !== undefined && leaves.has(id)) leafLines.set(id, { functionId: Number(line.functionId), line: Number(line.line ?? 0) });
-  }
-  const wanted = new Set<number>();
-  for (const l of leafLines.values()) wanted.add(l.functionId);
-  const functions = new Map<number, { name: string; file: string }>();
-  for (const fn of profile.function) {
-    const id = Number(fn.id);
-    if (wanted.has(id)) functions.set(id, { name: strings[Number(fn.name)] || '(anonymous)', file: baseName(strings[Number(fn.filename)] ?? '') });
-  }
-  const names = new Map<number, string>();
-  for (const [id, { functionId, line }] of leafLines) {
-    const fn = functions.get(functionId);
+    if (line === undefined || !leaves.has(id)) continue;
+    const fn = functions.get(Number(line.functionId));
     if (fn === undefined) continue;
-    names.set(id, fn.file === '' ? fn.name : line > 0 ? `${fn.name} (${fn.file}:${line})` : `${fn.name} (${fn.file})`);
+    const name = strings[Number(fn.name)] || '(anonymous)';
+    const file = baseName(strings[Number(fn.filename)] ?? '');
+    const lineNo = Number(line.line ?? 0);
+    names.set(id, file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`);
   }
-  return (id) => names.get(id) ?? '(unknown)';
+  return names;
 }
 
 function baseName(path: string): string {
