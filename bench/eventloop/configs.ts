@@ -20,9 +20,10 @@ export interface AppConfig {
 /**
  * The OTel-traced control and spanfuse (with every `--env KEY=VALUE`), one
  * more spanfuse per `--variant KEY=VALUE` (that setting added), and with
- * `--baseline DIR` another build of spanfuse (e.g. a worktree's dist).
+ * `--baseline DIR` another build of spanfuse (e.g. a worktree's dist). Each
+ * of `more` adds spanfuse, and the baseline, with its settings under its name.
  */
-export function appConfigs(args: readonly string[]): AppConfig[] {
+export function appConfigs(args: readonly string[], more: readonly { name: string; env: Record<string, string> }[] = []): AppConfig[] {
   const extraEnv: Record<string, string> = Object.fromEntries(keyValues(args, '--env'));
   const configs: AppConfig[] = [
     { name: 'control (OTel-traced)', tracing: 'otel', env: {} },
@@ -33,6 +34,10 @@ export function appConfigs(args: readonly string[]): AppConfig[] {
   }
   const baseline = option(args, '--baseline', '');
   if (baseline !== '') configs.push({ name: `spanfuse (${baseline})`, tracing: 'spanfuse', env: { ...extraEnv }, dist: baseline });
+  for (const m of more) {
+    configs.push({ name: `spanfuse ${m.name}`, tracing: 'spanfuse', env: { ...extraEnv, ...m.env } });
+    if (baseline !== '') configs.push({ name: `spanfuse (${baseline}) ${m.name}`, tracing: 'spanfuse', env: { ...extraEnv, ...m.env }, dist: baseline });
+  }
   return configs;
 }
 

@@ -14,7 +14,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { keyValues, option, repoRootFrom } from '../args.js';
+import { option, repoRootFrom } from '../args.js';
 import { appConfigs, runApp } from './configs.js';
 import type { AppConfig } from './configs.js';
 
@@ -41,18 +41,13 @@ const rounds = Number(opt('--rounds', '3'));
 const seconds = Number(opt('--seconds', '25'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
 const jsonOut = opt('--json', '');
-const extraEnv: Record<string, string> = Object.fromEntries(keyValues(args, '--env'));
-const baseline = opt('--baseline', '');
 
 // The control, spanfuse, `--variant KEY=VALUE` (repeatable, e.g.
-// SPANFUSE_THREAD_STATE=false) and `--baseline DIR` (another build of
-// spanfuse, e.g. the main branch compiled with `tsc --outDir DIR`).
-const configs: AppConfig[] = appConfigs(args);
-if (args.includes('--big-window')) {
-  const big = { SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' };
-  configs.push({ name: 'spanfuse 60k-sample window', tracing: 'spanfuse', env: { ...extraEnv, ...big } });
-  if (baseline !== '') configs.push({ name: `spanfuse (${baseline}) 60k-sample window`, tracing: 'spanfuse', env: { ...extraEnv, ...big }, dist: baseline });
-}
+// SPANFUSE_THREAD_STATE=false), `--baseline DIR` (another build of
+// spanfuse, e.g. the main branch compiled with `tsc --outDir DIR`) and,
+// with `--big-window`, both spanfuse builds with ~60,000-sample windows.
+const bigWindow = { name: '60k-sample window', env: { SPANFUSE_SAMPLING_INTERVAL_US: '200', SPANFUSE_WINDOW_MS: '12000' } };
+const configs: AppConfig[] = appConfigs(args, args.includes('--big-window') ? [bigWindow] : []);
 
 async function runOnce(c: AppConfig): Promise<Result> {
   const stdout = await runApp(c, { repo, nodeBin, seconds });
