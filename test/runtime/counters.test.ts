@@ -49,9 +49,11 @@ test(`span counters (${mode}, thread state on ${host}): present where supported,
     const src = rs.spanCounters();
     const t = src.begin();
     burn(20);
-    // Long enough for several sampler passes, with real sleeps.
+    // Long enough for several sampler passes, with real sleeps. Each wait
+    // outlasts a pass interval (20 ms at 50 Hz), so a pass on time lands in
+    // it (10 ms waits were all missed once in CI on a loaded machine).
     for (let i = 0; i < 5; i++) {
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
       await new Promise((res) => setTimeout(res, 20));
     }
     const d = src.end(t);
