@@ -19,3 +19,91 @@ export type Function = PprofFormat.Function;
 export type Mapping = PprofFormat.Mapping;
 export type ValueType = PprofFormat.ValueType;
 export type StringTable = PprofFormat.StringTable;
+
+/**
+ * A pprof string table that keeps strings only. pprof-format's own table
+ * encodes every string to UTF-8 the moment it is added and keeps the bytes
+ * beside it (a Uint8Array and its ArrayBuffer per string, ~180 bytes on the
+ * heap for a span id), for its own serializer. spanfuse serializes with its
+ * own writer, which reads `strings` only, so the bytes were dead weight: a
+ * window's span labels add ~2,000 strings, and the copies lived until the
+ * window was written, long enough to be copied by the scavenger. Here
+ * nothing is encoded until `encode()` (or pprof-format's `Profile.encode`)
+ * asks, and the lookup map is made on the first `dedup`.
+ */
+export class LazyStringTable extends pf.StringTable {
+  #positions: Map<string, number> | undefined;
+
+  /** Adopts `strings` (not copied); `strings[0]` must be the empty string. */
+  constructor(strings?: string[]) {
+    super(pf.emptyTableToken);
+    if (strings !== undefined && strings.length > 0 && strings[0] !== '') {
+      throw new Error('a pprof string table starts with the empty string');
+    }
+    this.strings = strings === undefined || strings.length === 0 ? [''] : strings;
+  }
+
+  override dedup(string: string): number {
+    // pprof-format's table passes numbers through (an index already).
+    if (typeof string === 'number') return string;
+    let positions = this.#positions;
+    if (positions === undefined) {
+      positions = new Map();
+      const strings = this.strings;
+      for (let i = strings.length - 1; i >= 0; i--) positions.set(strings[i] ?? '', i);
+      this.#positions = positions;
+    }
+    let i = positions.get(string);
+    if (i === undefined) {
+      i = this.strings.push(string) - 1;
+      positions.set(string, i);
+    }
+    return i;
+  }
+
+  override get encodedLength(): number {
+    let size = 0;
+    for (const s of this.strings) {
+      const n = Buffer.byteLength(s, 'utf8');
+      size += 1 + varintLength(n) + n;
+    }
+    return size;
+  }
+
+  override _encodeToBuffer(buffer: Uint8Array, offset: number): number {
+    const encoder = new TextEncoder();
+    for (const s of this.strings) {
+      const bytes = encoder.encode(s);
+      buffer[offset++] = 50; // field 6 (string_table), length-delimited
+      let n = bytes.length;
+      while (n > 127) {
+        buffer[offset++] = (n & 127) | 128;
+        n >>>= 7;
+      }
+      buffer[offset++] = n;
+      buffer.set(bytes, offset);
+      offset += bytes.length;
+    }
+    return offset;
+  }
+
+  override encode(buffer: Uint8Array<ArrayBuffer> = new Uint8Array(this.encodedLength)): Uint8Array {
+    this._encodeToBuffer(buffer, 0);
+    return buffer;
+  }
+
+  override _decodeString(buffer: Uint8Array): void {
+    const s = new TextDecoder().decode(buffer);
+    const i = this.strings.push(s) - 1;
+    if (this.#positions !== undefined && !this.#positions.has(s)) this.#positions.set(s, i);
+  }
+}
+
+function varintLength(n: number): number {
+  let len = 1;
+  while (n > 127) {
+    n >>>= 7;
+    len++;
+  }
+  return len;
+}

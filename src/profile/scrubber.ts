@@ -1,5 +1,6 @@
 import type { Profile } from '../core/pprof.js';
-import { Function as PFunction, Label, Mapping, Profile as PprofProfile, Sample, StringTable, ValueType } from '../core/pprof.js';
+import { Function as PFunction, Label, LazyStringTable, Mapping, Profile as PprofProfile, Sample } from '../core/pprof.js';
+import type { ValueType } from '../core/pprof.js';
 import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
 import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -166,30 +167,56 @@ export class Scrubber {
     return runSync(this.#profileSteps(p, Infinity));
   }
 
+  /**
+   * The scrubbed copy shares what scrubbing leaves as it was: the string
+   * table is copied (an array of references) and keeps its indices, a label
+   * whose key and value keep their strings is the same Label object, a
+   * sample whose labels are all the same is the same Sample, and so for
+   * functions, mappings and value types. Text that scrubbing changes is
+   * appended to the copy; then every string of the copy that no field refers
+   * to as it is (unreferenced, or referenced only in scrubbed form) is
+   * blanked, so what a secret was replaced in does not carry it on in the
+   * table. A window with nothing to scrub thus costs one array of strings
+   * and one of samples, not a second profile (the copy used to be about as
+   * large as the window, and alive at the same time).
+   */
   *#profileSteps(p: Profile, slice: number): Steps<Profile> {
     const old = p.stringTable.strings;
-    const table = new StringTable();
+    const strings = old.length > 0 ? old.slice() : [''];
+    // Per string of the original table: 1 = referenced as it is.
+    const kept = new Uint8Array(old.length);
+    kept[0] = 1;
+    const appended = new Map<string, number>();
+    const put = (s: string): number => {
+      if (s === '') return 0;
+      let i = appended.get(s);
+      if (i === undefined) {
+        i = strings.push(s) - 1;
+        appended.set(s, i);
+      }
+      return i;
+    };
     const memo = new Int32Array(old.length).fill(-1);
     const text = (i: number | bigint): number => {
       const n = Number(i);
       if (n === 0) return 0;
       const m = memo[n];
       if (m !== undefined && m !== -1) return m;
-      const v = table.dedup(this.scrubText(old[n] ?? ''));
+      const before = old[n] ?? '';
+      const after = this.scrubText(before);
+      let v: number;
+      if (after === before) {
+        kept[n] = 1;
+        v = n;
+      } else v = put(after);
       memo[n] = v;
       return v;
     };
-    const rawMemo = new Int32Array(old.length).fill(-1);
     const raw = (i: number | bigint): number => {
       const n = Number(i);
-      if (n === 0) return 0;
-      const m = rawMemo[n];
-      if (m !== undefined && m !== -1) return m;
-      const v = table.dedup(old[n] ?? '');
-      rawMemo[n] = v;
-      return v;
+      kept[n] = 1;
+      return n;
     };
-    const redacted = table.dedup(REDACTED);
 
     // Per label key: how its values are treated.
     const keyMode = new Map<number, 'deny' | 'allow' | 'id' | 'text'>();
@@ -204,24 +231,20 @@ export class Scrubber {
     };
     // Per string index: 1 = has the shape its id key requires, 2 = not.
     const idShape = new Int8Array(old.length);
-    // String labels repeat (thread, span, trace ids): one new Label per distinct {key, value}.
-    const strLabels = new Map<number, Map<number, Label>>();
-    const stringLabel = (k: number, v: number, mode: 'deny' | 'allow' | 'id' | 'text'): Label => {
-      let byValue = strLabels.get(k);
+    // Per {key, value} of a string label: its value's index in the copy.
+    const strValues = new Map<number, Map<number, number>>();
+    // Labels whose value changed: one new Label per distinct {key, value}.
+    const newLabels = new Map<number, Map<number, Label>>();
+    const stringValue = (k: number, v: number, mode: 'deny' | 'allow' | 'id' | 'text'): number => {
+      let byValue = strValues.get(k);
       if (byValue === undefined) {
         byValue = new Map();
-        strLabels.set(k, byValue);
+        strValues.set(k, byValue);
       }
-      let label = byValue.get(v);
-      if (label !== undefined) {
-        if (mode === 'deny') this.#count('key');
-        return label;
-      }
-      let str: number;
-      if (mode === 'deny') {
-        this.#count('key');
-        str = redacted;
-      } else if (mode === 'allow') str = raw(v);
+      let str = byValue.get(v);
+      if (str !== undefined) return str;
+      if (mode === 'deny') str = put(REDACTED);
+      else if (mode === 'allow') str = raw(v);
       else if (mode === 'id') {
         let shape = idShape[v];
         if (shape === 0) {
@@ -230,8 +253,20 @@ export class Scrubber {
         }
         str = shape === 1 ? raw(v) : text(v);
       } else str = text(v);
-      label = new Label({ key: raw(k), str });
-      byValue.set(v, label);
+      byValue.set(v, str);
+      return str;
+    };
+    const changedLabel = (k: number, str: number): Label => {
+      let byValue = newLabels.get(k);
+      if (byValue === undefined) {
+        byValue = new Map();
+        newLabels.set(k, byValue);
+      }
+      let label = byValue.get(str);
+      if (label === undefined) {
+        label = new Label({ key: k, str });
+        byValue.set(str, label);
+      }
       return label;
     };
 
@@ -239,31 +274,30 @@ export class Scrubber {
     const due = stepEvery(slice);
     for (const s of p.sample) {
       if (due()) yield;
-      const label: Label[] = [];
-      let changed = false;
-      for (const l of s.label) {
-        const k = Number(l.key);
+      let label: Label[] | undefined;
+      const labels = s.label;
+      for (let j = 0; j < labels.length; j++) {
+        const l = labels[j] as Label;
+        const k = raw(l.key);
         const mode = modeOf(k);
         const v = Number(l.str);
+        let out: Label | undefined = l;
         if (v !== 0) {
-          const nl = stringLabel(k, v, mode);
-          if (nl !== l) changed = true;
-          label.push(nl);
+          if (mode === 'deny') this.#count('key');
+          const str = stringValue(k, v, mode);
+          if (str !== v) out = changedLabel(k, str);
         } else if (mode === 'deny') {
           // A number under a secret key: leave the label out.
           this.#count('key');
-          changed = true;
+          out = undefined;
         } else {
-          const key = raw(k);
           const unit = text(l.numUnit);
-          if (key === k && unit === Number(l.numUnit)) label.push(l);
-          else {
-            changed = true;
-            label.push(new Label({ key, num: l.num, numUnit: unit }));
-          }
+          if (unit !== Number(l.numUnit)) out = new Label({ key: k, num: l.num, numUnit: unit });
         }
+        if (out !== l && label === undefined) label = labels.slice(0, j);
+        if (label !== undefined && out !== undefined) label.push(out);
       }
-      sample.push(changed ? new Sample({ locationId: s.locationId, value: s.value, label }) : s);
+      sample.push(label === undefined ? s : new Sample({ locationId: s.locationId, value: s.value, label }));
     }
 
     // Names are scrubbed here (a memo miss costs a dozen regular
@@ -272,40 +306,55 @@ export class Scrubber {
     const fnDue = stepEvery(Math.max(1, slice / 8));
     for (const f of p.function) {
       if (fnDue()) yield;
-      fn.push(new PFunction({ id: f.id, name: text(f.name), systemName: text(f.systemName), filename: text(f.filename), startLine: f.startLine }));
+      const name = text(f.name);
+      const systemName = text(f.systemName);
+      const filename = text(f.filename);
+      const same = name === Number(f.name) && systemName === Number(f.systemName) && filename === Number(f.filename);
+      fn.push(same ? f : new PFunction({ id: f.id, name, systemName, filename, startLine: f.startLine }));
     }
-    const mapping = p.mapping.map(
-      (m) =>
-        new Mapping({
-          id: m.id,
-          memoryStart: m.memoryStart,
-          memoryLimit: m.memoryLimit,
-          fileOffset: m.fileOffset,
-          filename: text(m.filename),
-          buildId: text(m.buildId),
-          hasFunctions: m.hasFunctions,
-          hasFilenames: m.hasFilenames,
-          hasLineNumbers: m.hasLineNumbers,
-          hasInlineFrames: m.hasInlineFrames,
-        }),
-    );
-    const vt = (v: ValueType): ValueType => new ValueType({ type: raw(v.type), unit: raw(v.unit) });
-    return new PprofProfile({
+    const mapping = p.mapping.map((m) => {
+      const filename = text(m.filename);
+      const buildId = text(m.buildId);
+      if (filename === Number(m.filename) && buildId === Number(m.buildId)) return m;
+      return new Mapping({
+        id: m.id,
+        memoryStart: m.memoryStart,
+        memoryLimit: m.memoryLimit,
+        fileOffset: m.fileOffset,
+        filename,
+        buildId,
+        hasFunctions: m.hasFunctions,
+        hasFilenames: m.hasFilenames,
+        hasLineNumbers: m.hasLineNumbers,
+        hasInlineFrames: m.hasInlineFrames,
+      });
+    });
+    const vt = (v: ValueType): ValueType => {
+      raw(v.type);
+      raw(v.unit);
+      return v;
+    };
+    const fields = {
       sampleType: p.sampleType.map(vt),
+      ...(p.periodType ? { periodType: vt(p.periodType) } : {}),
+      dropFrames: text(p.dropFrames),
+      keepFrames: text(p.keepFrames),
+      comment: p.comment.map((c) => text(c)),
+      defaultSampleType: raw(p.defaultSampleType),
+      docUrl: text(p.docUrl),
+    };
+    // No string of the original survives unless a field refers to it as it is.
+    for (let i = 1; i < old.length; i++) if (kept[i] !== 1) strings[i] = '';
+    return new PprofProfile({
+      ...fields,
       sample,
       mapping,
       location: p.location,
       function: fn,
-      stringTable: table,
-      dropFrames: text(p.dropFrames),
-      keepFrames: text(p.keepFrames),
+      stringTable: new LazyStringTable(strings),
       timeNanos: p.timeNanos,
       durationNanos: p.durationNanos,
-      ...(p.periodType ? { periodType: vt(p.periodType) } : {}),
       period: p.period,
-      comment: p.comment.map((c) => text(c)),
-      defaultSampleType: raw(p.defaultSampleType),
-      docUrl: text(p.docUrl),
     });
   }
 

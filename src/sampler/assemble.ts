@@ -1,6 +1,6 @@
 import type { LabelSet } from '@datadog/pprof';
 import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js';
-import { Label, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
+import { Label, LazyStringTable, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
 import type { Profile as ProfileT } from '../core/pprof.js';
 import type { Steps } from '../core/slices.js';
 import {
@@ -89,7 +89,9 @@ export function* assembleSteps(
   const first = chunks[0];
   if (first === undefined) throw new Error('a window needs at least one profile chunk');
   const out = first.profile;
-  const table = out.stringTable;
+  // The span labels add a few strings per span: keep them as strings only.
+  const table = new LazyStringTable(out.stringTable.strings);
+  out.stringTable = table;
   const key = {
     threadId: table.dedup(LABEL_THREAD_ID),
     threadName: table.dedup(LABEL_THREAD_NAME),
@@ -133,7 +135,7 @@ export function* assembleSteps(
   };
 
   // The first chunk: relabel its samples in place.
-  const firstCtxKey = out.stringTable.strings.indexOf(LABEL_CONTEXT_INDEX);
+  const firstCtxKey = table.strings.indexOf(LABEL_CONTEXT_INDEX);
   let n = 0;
   for (const s of out.sample) {
     s.label = labelsOf(first, contextIndex(s.label, firstCtxKey));

@@ -60,6 +60,32 @@ void test('ids by contract survive; a malformed id is scrubbed like any value', 
   assert.ok(wall.stringTable.strings.includes('/home/alice/projects/shop/f.js'));
 });
 
+void test('the scrubbed copy shares what scrubbing left as it was, and its table keeps no replaced or unreferenced text', () => {
+  const span = newSpan('GET /cart');
+  const wall = handProfile(
+    [['sample', 'count']],
+    [
+      { stack: [{ name: 'f', file: 'f.js', line: 1 }], values: [1], labels: { ...span } },
+      { stack: [{ name: 'g', file: 'g.js', line: 1 }], values: [2], labels: { ...span, note: 'mail bob@example.com' } },
+    ],
+  );
+  // A string nothing refers to (left behind by an earlier stage) must not reach the output either.
+  wall.stringTable.dedup('orphan dave@example.com');
+  const out = new Scrubber(config).scrubProfile(wall);
+  assert.equal(out.sample[0], wall.sample[0], 'a sample with nothing to scrub is the same object');
+  assert.notEqual(out.sample[1], wall.sample[1]);
+  assert.equal(out.sample[1]!.label[0], wall.sample[1]!.label[0], 'an unchanged label is the same object');
+  assert.equal(out.function[0], wall.function[0]);
+  const strings = out.stringTable.strings;
+  assert.ok(!strings.some((x) => x.includes('bob@') || x.includes('dave@')), strings.join('|'));
+  const note = out.sample[1]!.label.find((l) => strings[Number(l.key)] === 'note');
+  assert.equal(strings[Number(note?.str)], `mail ${REDACTED}`);
+  // Indices of unchanged strings are the same in both tables.
+  for (const l of out.sample[0]!.label) assert.equal(strings[Number(l.str)], wall.stringTable.strings[Number(l.str)]);
+  // The original keeps its text.
+  assert.ok(wall.stringTable.strings.includes('mail bob@example.com'));
+});
+
 void test('a scrubbed window keeps samples, values and tail spans; counts redactions', () => {
   const span = newSpan('GET /reset?token=zz9');
   const wall = handProfile(
