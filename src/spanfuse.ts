@@ -615,12 +615,23 @@ export class Spanfuse {
   *#countSteps(w: WindowProfile): Steps<void> {
     const strings = w.wall.stringTable.strings;
     const spanKey = strings.indexOf('span_id');
-    let i = 0;
-    for (const s of w.wall.sample) {
+    // Indexed loops (no iterator result or closure per sample in this
+    // once-per-window, interpreted code).
+    const samples = w.wall.sample;
+    for (let i = 0; i < samples.length; i++) {
+      const s = samples[i] as (typeof samples)[number];
       const n = Number(s.value[0] ?? 0);
       this.#samples += n;
-      if (spanKey > 0 && s.label.some((l) => Number(l.key) === spanKey)) this.#labelled += n;
-      if (++i % 1024 === 0) yield;
+      if (spanKey > 0) {
+        const labels = s.label;
+        for (let j = 0; j < labels.length; j++) {
+          if (Number(labels[j]?.key) === spanKey) {
+            this.#labelled += n;
+            break;
+          }
+        }
+      }
+      if ((i + 1) % 1024 === 0) yield;
     }
   }
 

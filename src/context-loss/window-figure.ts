@@ -57,12 +57,18 @@ export function contextLoss(profile: Profile, timeline: InFlightTimeline): Conte
   let cpu = 0;
   let inFlight = 0;
   let lost = 0;
-  for (const s of profile.sample) {
+  // Indexed loops: once per window, interpreted, where for-of allocates an
+  // iterator result per element.
+  const samples = profile.sample;
+  for (let i = 0; i < samples.length; i++) {
+    const s = samples[i] as Profile['sample'][number];
     const n = Number(s.value[iCount] ?? 0);
     if (n === 0) continue;
     let hasSpan = false;
     let tsMs = Number.NaN;
-    for (const l of s.label) {
+    const labels = s.label;
+    for (let j = 0; j < labels.length; j++) {
+      const l = labels[j] as Profile['sample'][number]['label'][number];
       const k = Number(l.key);
       if (k === spanKey && spanKey > 0) hasSpan = true;
       else if (k === tsKey && tsKey > 0) tsMs = Number(l.num) / 1e6;

@@ -4,6 +4,9 @@ import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
 type Profile = WindowProfile['wall'];
+type Sample = Profile['sample'][number];
+type Label = Sample['label'][number];
+type Location = Profile['location'][number];
 type Numeric = number | bigint;
 
 /** What the samples of one span (or one local subtree) in one window add up to. */
@@ -98,11 +101,17 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
 
   if (spanKey > 0 || rootKey > 0) {
     let n = 0;
-    for (const sample of profile.sample) {
+    // Indexed loops: this runs once per window, interpreted, where for-of
+    // allocates an iterator result per element.
+    const samples = profile.sample;
+    for (let i = 0; i < samples.length; i++) {
       if (++n % STEP_SAMPLES === 0) yield;
+      const sample = samples[i] as Sample;
       let spanId: string | undefined;
       let rootId: string | undefined;
-      for (const label of sample.label) {
+      const labels = sample.label;
+      for (let j = 0; j < labels.length; j++) {
+        const label = labels[j] as Label;
         const k = Number(label.key);
         if (k === spanKey) spanId = strings[Number(label.str)];
         else if (k === rootKey) rootId = strings[Number(label.str)];
@@ -186,7 +195,9 @@ function garbageCollectionLocations(profile: Profile): Set<number> {
   for (const fn of profile.function) if (strings[Number(fn.name)] === FRAME_GARBAGE_COLLECTION) gcFunctions.add(Number(fn.id));
   const out = new Set<number>();
   if (gcFunctions.size === 0) return out;
-  for (const loc of profile.location) {
+  const locations = profile.location;
+  for (let i = 0; i < locations.length; i++) {
+    const loc = locations[i] as Location;
     const line = loc.line[0];
     if (line !== undefined && gcFunctions.has(Number(line.functionId))) out.add(Number(loc.id));
   }
@@ -211,7 +222,9 @@ function leafNames(profile: Profile, figures: readonly ReadonlyMap<string, Sampl
   const strings = profile.stringTable.strings;
   const functions = new Map(profile.function.map((fn) => [Number(fn.id), fn]));
   const names = new Map<number, string>();
-  for (const loc of profile.location) {
+  const locations = profile.location;
+  for (let i = 0; i < locations.length; i++) {
+    const loc = locations[i] as Location;
     const id = Number(loc.id);
     const line = loc.line[0];
     if (line === undefined || !leaves.has(id)) continue;

@@ -46,9 +46,15 @@ function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): St
   const labels = new Map<string, [Label, Label]>();
   let n = 0;
   let seen = 0;
-  for (const s of p.sample) {
+  const samples = p.sample;
+  for (let i = 0; i < samples.length; i++) {
     if (++seen % STEP_SAMPLES === 0) yield;
-    const spanLabel = s.label.find((l) => Number(l.key) === spanKey);
+    const s = samples[i] as (typeof samples)[number];
+    let spanLabel: Label | undefined;
+    for (let j = 0; j < s.label.length && spanLabel === undefined; j++) {
+      const l = s.label[j] as Label;
+      if (Number(l.key) === spanKey) spanLabel = l;
+    }
     if (spanLabel === undefined) continue;
     const spanId = strings[Number(spanLabel.str)] ?? '';
     const ref = bySpan.get(spanId);

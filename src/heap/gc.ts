@@ -32,7 +32,9 @@ export function gcTotals(wall: Profile): GcTotals {
   let samples = 0;
   let wallNs = 0;
   let allNs = 0;
-  for (const s of wall.sample) {
+  const list = wall.sample;
+  for (let i = 0; i < list.length; i++) {
+    const s = list[i] as (typeof list)[number];
     const n = countIdx >= 0 ? Number(s.value[countIdx] ?? 0) : 1;
     const ns = wallIdx >= 0 ? Number(s.value[wallIdx] ?? 0) : n * period;
     allNs += ns;

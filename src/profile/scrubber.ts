@@ -229,33 +229,27 @@ export class Scrubber {
       }
       return m;
     };
-    // Per string index: 1 = has the shape its id key requires, 2 = not.
-    const idShape = new Int8Array(old.length);
-    // Per {key, value} of a string label: its value's index in the copy.
-    const strValues = new Map<number, Map<number, number>>();
+    // Per id key, per string index: 1 = has the shape the key requires, 2 = not.
+    const idShapes = new Map<number, Int8Array>();
+    let redacted = -1;
+    const stringValue = (k: number, v: number, mode: 'deny' | 'allow' | 'id' | 'text'): number => {
+      if (mode === 'deny') return redacted >= 0 ? redacted : (redacted = put(REDACTED));
+      if (mode === 'allow') return raw(v);
+      if (mode === 'text') return text(v);
+      let shapes = idShapes.get(k);
+      if (shapes === undefined) {
+        shapes = new Int8Array(old.length);
+        idShapes.set(k, shapes);
+      }
+      let shape = shapes[v];
+      if (shape === 0) {
+        shape = ID_SHAPES[old[k] ?? '']?.test(old[v] ?? '') === true ? 1 : 2;
+        shapes[v] = shape;
+      }
+      return shape === 1 ? raw(v) : text(v);
+    };
     // Labels whose value changed: one new Label per distinct {key, value}.
     const newLabels = new Map<number, Map<number, Label>>();
-    const stringValue = (k: number, v: number, mode: 'deny' | 'allow' | 'id' | 'text'): number => {
-      let byValue = strValues.get(k);
-      if (byValue === undefined) {
-        byValue = new Map();
-        strValues.set(k, byValue);
-      }
-      let str = byValue.get(v);
-      if (str !== undefined) return str;
-      if (mode === 'deny') str = put(REDACTED);
-      else if (mode === 'allow') str = raw(v);
-      else if (mode === 'id') {
-        let shape = idShape[v];
-        if (shape === 0) {
-          shape = ID_SHAPES[old[k] ?? '']?.test(old[v] ?? '') === true ? 1 : 2;
-          idShape[v] = shape;
-        }
-        str = shape === 1 ? raw(v) : text(v);
-      } else str = text(v);
-      byValue.set(v, str);
-      return str;
-    };
     const changedLabel = (k: number, str: number): Label => {
       let byValue = newLabels.get(k);
       if (byValue === undefined) {
@@ -272,8 +266,12 @@ export class Scrubber {
 
     const sample: Sample[] = [];
     const due = stepEvery(slice);
-    for (const s of p.sample) {
+    // Indexed loops: once per window, interpreted, where for-of allocates an
+    // iterator result per element.
+    const samples = p.sample;
+    for (let i = 0; i < samples.length; i++) {
       if (due()) yield;
+      const s = samples[i] as Sample;
       let label: Label[] | undefined;
       const labels = s.label;
       for (let j = 0; j < labels.length; j++) {
@@ -304,8 +302,9 @@ export class Scrubber {
     // expressions): a step every `slice / 8` functions.
     const fn: PFunction[] = [];
     const fnDue = stepEvery(Math.max(1, slice / 8));
-    for (const f of p.function) {
+    for (let i = 0; i < p.function.length; i++) {
       if (fnDue()) yield;
+      const f = p.function[i] as PFunction;
       const name = text(f.name);
       const systemName = text(f.systemName);
       const filename = text(f.filename);

@@ -107,18 +107,23 @@ export function* assembleSteps(
     new Label({ key: key.threadName, str: table.dedup(thread.name) }),
   ];
   const bySample = new Map<SampleContext, Label[]>();
+  // Label arrays are made at their final length: a push past an array's
+  // length grows its store by half again plus 16 slots, and these arrays
+  // live as long as the window.
   const spanLabels = (s: SampleContext): Label[] => {
     let set = bySample.get(s);
     if (set === undefined) {
-      set = [
-        ...threadLabels,
-        new Label({ key: key.traceId, str: table.dedup(s.traceId) }),
-        new Label({ key: key.spanId, str: table.dedup(s.spanId) }),
-        new Label({ key: key.flags, str: table.dedup(s.traceFlags.toString(16).padStart(2, '0')) }),
-      ];
       const name = sampleName(s);
-      if (name !== undefined) set.push(new Label({ key: key.spanName, str: table.dedup(name) }));
-      if (s.localRootSpanId !== undefined) set.push(new Label({ key: key.localRoot, str: table.dedup(s.localRootSpanId) }));
+      const root = s.localRootSpanId;
+      set = new Array<Label>(5 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
+      set[0] = threadLabels[0] as Label;
+      set[1] = threadLabels[1] as Label;
+      set[2] = new Label({ key: key.traceId, str: table.dedup(s.traceId) });
+      set[3] = new Label({ key: key.spanId, str: table.dedup(s.spanId) });
+      set[4] = new Label({ key: key.flags, str: table.dedup(flagsHex(s.traceFlags)) });
+      let i = 5;
+      if (name !== undefined) set[i++] = new Label({ key: key.spanName, str: table.dedup(name) });
+      if (root !== undefined) set[i] = new Label({ key: key.localRoot, str: table.dedup(root) });
       bySample.set(s, set);
     }
     return set;
@@ -131,13 +136,23 @@ export function* assembleSteps(
     const s = resolveSample(c.context);
     const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
     const base = inSpan ? spanLabels(s) : threadLabels;
-    return [...base, new Label({ key: key.ts, num: c.timestamp * 1000n })];
+    // A copy with one more slot (no spread: this code runs once per window,
+    // interpreted, where a spread allocates an iterator result per element).
+    const n = base.length;
+    const out = new Array<Label>(n + 1);
+    for (let i = 0; i < n; i++) out[i] = base[i] as Label;
+    out[n] = new Label({ key: key.ts, num: c.timestamp * 1000n });
+    return out;
   };
 
   // The first chunk: relabel its samples in place.
   const firstCtxKey = table.strings.indexOf(LABEL_CONTEXT_INDEX);
+  // Indexed loops throughout: for-of in this (interpreted) code allocates an
+  // iterator result per element.
   let n = 0;
-  for (const s of out.sample) {
+  const firstSamples = out.sample;
+  for (let i = 0; i < firstSamples.length; i++) {
+    const s = firstSamples[i] as Sample;
     s.label = labelsOf(first, contextIndex(s.label, firstCtxKey));
     if (++n % STEP_SAMPLES === 0) yield;
   }
@@ -186,14 +201,13 @@ export function* assembleSteps(
       }
       yield;
       const ctxKey = strings.indexOf(LABEL_CONTEXT_INDEX);
-      for (const s of p.sample) {
-        out.sample.push(
-          new Sample({
-            locationId: s.locationId.map((id) => locMap.get(Number(id)) ?? 0),
-            value: s.value,
-            label: labelsOf(chunk, contextIndex(s.label, ctxKey)),
-          }),
-        );
+      const samples = p.sample;
+      for (let i = 0; i < samples.length; i++) {
+        const s = samples[i] as Sample;
+        const ids = s.locationId;
+        const locationId = new Array<number>(ids.length);
+        for (let j = 0; j < ids.length; j++) locationId[j] = locMap.get(Number(ids[j])) ?? 0;
+        out.sample.push(new Sample({ locationId, value: s.value, label: labelsOf(chunk, contextIndex(s.label, ctxKey)) }));
         if (++n % STEP_SAMPLES === 0) yield;
       }
     }
@@ -205,6 +219,16 @@ export function* assembleSteps(
 
 function contextIndex(labels: readonly Label[], key: number): number | undefined {
   if (key <= 0) return undefined;
-  for (const l of labels) if (Number(l.key) === key) return Number(l.num);
+  for (let i = 0; i < labels.length; i++) {
+    const l = labels[i] as Label;
+    if (Number(l.key) === key) return Number(l.num);
+  }
   return undefined;
+}
+
+/** `trace_flags` as two hex digits; the 256 strings are made once. */
+const FLAGS_HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+function flagsHex(flags: number): string {
+  return (Number.isInteger(flags) && flags >= 0 && flags <= 255 ? FLAGS_HEX[flags] : undefined) ?? flags.toString(16).padStart(2, '0');
 }

@@ -66,14 +66,25 @@ export class ProtoWriter {
   }
 
   #rawBigVarint(v: bigint): void {
-    // Two's complement for negatives, as int64 requires (10 bytes).
-    let u = BigInt.asUintN(64, v);
+    // Two 32-bit halves as numbers: a loop of BigInt shifts would allocate a
+    // BigInt per step (a nanosecond timestamp label is 9 steps).
+    const u = BigInt.asUintN(64, v);
+    let lo = Number(u & 0xffffffffn);
+    let hi = Number(u >> 32n);
     this.#ensure(10);
-    while (u > 127n) {
-      this.#buf[this.#pos++] = Number(u & 127n) | 128;
-      u >>= 7n;
+    const b = this.#buf;
+    let p = this.#pos;
+    while (hi !== 0) {
+      b[p++] = (lo & 127) | 128;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
     }
-    this.#buf[this.#pos++] = Number(u);
+    while (lo > 127) {
+      b[p++] = (lo & 127) | 128;
+      lo >>>= 7;
+    }
+    b[p++] = lo;
+    this.#pos = p;
   }
 
   /** int32/int64/uint32/uint64 field; skipped when zero (proto3 default). */
