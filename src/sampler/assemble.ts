@@ -107,6 +107,17 @@ export function* assembleSteps(
     new Label({ key: key.threadName, str: table.dedup(thread.name) }),
   ];
   const bySample = new Map<SampleContext, Label[]>();
+  // Labels whose values repeat across spans (flags, span names): one object per value.
+  const flagLabels = new Map<number, Label>();
+  const nameLabels = new Map<number, Label>();
+  const shared = (cache: Map<number, Label>, k: number, str: number): Label => {
+    let l = cache.get(str);
+    if (l === undefined) {
+      l = new Label({ key: k, str });
+      cache.set(str, l);
+    }
+    return l;
+  };
   // Label arrays are made at their final length: a push past an array's
   // length grows its store by half again plus 16 slots, and these arrays
   // live as long as the window.
@@ -120,9 +131,9 @@ export function* assembleSteps(
       set[1] = threadLabels[1] as Label;
       set[2] = new Label({ key: key.traceId, str: table.dedup(s.traceId) });
       set[3] = new Label({ key: key.spanId, str: table.dedup(s.spanId) });
-      set[4] = new Label({ key: key.flags, str: table.dedup(flagsHex(s.traceFlags)) });
+      set[4] = shared(flagLabels, key.flags, table.dedup(flagsHex(s.traceFlags)));
       let i = 5;
-      if (name !== undefined) set[i++] = new Label({ key: key.spanName, str: table.dedup(name) });
+      if (name !== undefined) set[i++] = shared(nameLabels, key.spanName, table.dedup(name));
       if (root !== undefined) set[i] = new Label({ key: key.localRoot, str: table.dedup(root) });
       bySample.set(s, set);
     }
