@@ -587,6 +587,9 @@ export class Spanfuse {
     yield;
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);
+    // Each of these reads every sample once (1-3 ms for the first windows,
+    // before their code is compiled): one step each.
+    yield;
     try {
       this.#contextLoss.fill(w);
     } catch (err) {

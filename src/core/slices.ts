@@ -21,7 +21,7 @@ export function runSync<T>(steps: Steps<T>): T {
  * encoders and the scrubber: small enough that a step stays well inside a
  * slice's budget.
  */
-export const STEP_ENTRIES = 256;
+export const STEP_ENTRIES = 128;
 
 /**
  * For a generator that yields every `every` entries:

@@ -82,7 +82,7 @@ export function aggregateWindow(window: WindowProfile, maxSpans: number): Window
 }
 
 /** Samples aggregated between two yields of {@link aggregateSteps}. */
-const STEP_SAMPLES = 512;
+const STEP_SAMPLES = 256;
 
 /** {@link aggregateWindow} in steps: yields every few hundred samples. */
 export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<WindowAggregates> {

@@ -34,7 +34,7 @@ export function* labelTailSteps(window: WindowProfile): Steps<number> {
 }
 
 /** Samples looked at between two yields. */
-const STEP_SAMPLES = 512;
+const STEP_SAMPLES = 256;
 
 function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): Steps<number> {
   const strings = p.stringTable.strings;

@@ -70,7 +70,7 @@ export function chunkCapture(): { chunk: Omit<ProfileChunk, 'profile'>; labels: 
 }
 
 /** Samples handled between two yields of the assembly. */
-const STEP_SAMPLES = 256;
+const STEP_SAMPLES = 128;
 
 /**
  * Build the window's wall profile from its chunks, yielding every few hundred
@@ -169,25 +169,37 @@ export function* assembleSteps(
   }
 
   // Later chunks: merge their tables into the first one's, then their samples.
+  // Functions are keyed by (name, file) and locations by (function, line),
+  // two string-table indices or ids packed in one number (see pairKey).
   if (chunks.length > 1) {
-    const functionIds = new Map<string, number>();
-    for (const f of out.function) functionIds.set(`${Number(f.name)}:${Number(f.filename)}`, Number(f.id));
-    const locationIds = new Map<string, number>();
-    for (const l of out.location) {
-      const line = l.line[0];
-      locationIds.set(`${Number(line?.functionId ?? 0)}:${Number(line?.line ?? 0)}`, Number(l.id));
+    const functionIds = new Map<number | string, number>();
+    for (let i = 0; i < out.function.length; i++) {
+      const f = out.function[i] as PprofFunction;
+      functionIds.set(pairKey(Number(f.name), Number(f.filename)), Number(f.id));
     }
+    const locationIds = new Map<number | string, number>();
+    for (let i = 0; i < out.location.length; i++) {
+      const l = out.location[i] as Location;
+      const line = l.line[0];
+      locationIds.set(pairKey(Number(line?.functionId ?? 0), Number(line?.line ?? 0)), Number(l.id));
+    }
+    yield;
     for (let c = 1; c < chunks.length; c++) {
       const chunk = chunks[c];
       if (chunk === undefined) continue;
       const p = chunk.profile;
       const strings = p.stringTable.strings;
-      const str = strings.map((s) => table.dedup(s));
+      const str = new Array<number>(strings.length);
+      for (let i = 0; i < strings.length; i++) {
+        str[i] = table.dedup(strings[i] as string);
+        if ((i + 1) % STEP_SAMPLES === 0) yield;
+      }
       const fnMap = new Map<number, number>();
-      for (const f of p.function) {
+      for (let i = 0; i < p.function.length; i++) {
+        const f = p.function[i] as PprofFunction;
         const name = str[Number(f.name)] ?? 0;
         const file = str[Number(f.filename)] ?? 0;
-        const k = `${name}:${file}`;
+        const k = pairKey(name, file);
         let id = functionIds.get(k);
         if (id === undefined) {
           id = out.function.length + 1;
@@ -195,13 +207,15 @@ export function* assembleSteps(
           out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
         }
         fnMap.set(Number(f.id), id);
+        if ((i + 1) % STEP_SAMPLES === 0) yield;
       }
       const locMap = new Map<number, number>();
-      for (const l of p.location) {
+      for (let i = 0; i < p.location.length; i++) {
+        const l = p.location[i] as Location;
         const line = l.line[0];
         const fn = fnMap.get(Number(line?.functionId ?? 0)) ?? 0;
         const lineNo = line?.line ?? 0;
-        const k = `${fn}:${Number(lineNo)}`;
+        const k = pairKey(fn, Number(lineNo));
         let id = locationIds.get(k);
         if (id === undefined) {
           id = out.location.length + 1;
@@ -209,6 +223,7 @@ export function* assembleSteps(
           out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
         }
         locMap.set(Number(l.id), id);
+        if ((i + 1) % STEP_SAMPLES === 0) yield;
       }
       yield;
       const ctxKey = strings.indexOf(LABEL_CONTEXT_INDEX);
@@ -226,6 +241,11 @@ export function* assembleSteps(
   out.timeNanos = window.startUnixNs;
   out.durationNanos = window.endUnixNs - window.startUnixNs;
   return out;
+}
+
+/** Two non-negative integers as one map key: a number while exact (a < 2^21, b < 2^32), else a string. */
+function pairKey(a: number, b: number): number | string {
+  return a < 0x200000 && b < 0x100000000 ? a * 0x100000000 + b : `${a}:${b}`;
 }
 
 function contextIndex(labels: readonly Label[], key: number): number | undefined {
