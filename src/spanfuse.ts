@@ -20,6 +20,7 @@ import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
 import { runSliced, runSync, sliceRunning } from './core/slices.js';
 import type { Steps } from './core/slices.js';
+import { findLabel } from './core/pprof.js';
 import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
 import type { ExportPipelineStats } from './export/index.js';
 import type { Scrubber } from './profile/index.js';
@@ -618,22 +619,14 @@ export class Spanfuse {
   *#countSteps(w: WindowProfile): Steps<void> {
     const strings = w.wall.stringTable.strings;
     const spanKey = strings.indexOf('span_id');
-    // Indexed loops (no iterator result or closure per sample in this
+    // Indexed (no iterator result or closure per sample in this
     // once-per-window, interpreted code).
     const samples = w.wall.sample;
     for (let i = 0; i < samples.length; i++) {
       const s = samples[i] as (typeof samples)[number];
       const n = Number(s.value[0] ?? 0);
       this.#samples += n;
-      if (spanKey > 0) {
-        const labels = s.label;
-        for (let j = 0; j < labels.length; j++) {
-          if (Number(labels[j]?.key) === spanKey) {
-            this.#labelled += n;
-            break;
-          }
-        }
-      }
+      if (spanKey > 0 && findLabel(s.label, spanKey) !== undefined) this.#labelled += n;
       if ((i + 1) % 1024 === 0) yield;
     }
   }

@@ -17,4 +17,4 @@ export type { SpanCounterSource } from './counters.js';
 export type { WindowProfile, TailSpanRef, ContextMode, AttributeValue } from './window.js';
 export {
   Profile,
-  Sample, Label, Location, Line, Function, Mapping, ValueType, StringTable, LazyStringTable } from './pprof.js';
+  Sample, Label, Location, Line, Function, Mapping, ValueType, StringTable, LazyStringTable, findLabel } from './pprof.js';

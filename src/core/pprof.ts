@@ -21,6 +21,19 @@ export type ValueType = PprofFormat.ValueType;
 export type StringTable = PprofFormat.StringTable;
 
 /**
+ * The first of `labels` whose key is the string-table index `key`. An
+ * indexed loop: window code runs once per window, mostly interpreted, where
+ * a for-of or a `find` callback allocates per label.
+ */
+export function findLabel(labels: readonly Label[], key: number): Label | undefined {
+  for (let i = 0; i < labels.length; i++) {
+    const l = labels[i] as Label;
+    if (Number(l.key) === key) return l;
+  }
+  return undefined;
+}
+
+/**
  * A pprof string table that keeps strings only. pprof-format's own table
  * encodes every string to UTF-8 the moment it is added and keeps the bytes
  * beside it (a Uint8Array and its ArrayBuffer per string, ~180 bytes on the

@@ -1,4 +1,4 @@
-import { Function as PFunction, Label, Line, Location, Mapping, Profile, Sample, StringTable, ValueType } from '../core/pprof.js';
+import { findLabel, Function as PFunction, Label, Line, Location, Mapping, Profile, Sample, StringTable, ValueType } from '../core/pprof.js';
 import { LABEL_TIMESTAMP_NS } from '../core/labels.js';
 
 /**
@@ -59,7 +59,7 @@ export function mergeProfiles(parts: readonly Profile[], fromNs: bigint, toNs: b
     const inside = pStart >= fromNs && pStart + BigInt(p.durationNanos) <= toNs;
     const pTs = p.stringTable.strings.indexOf(LABEL_TIMESTAMP_NS);
     for (const smp of p.sample) {
-      const ts = pTs > 0 ? smp.label.find((l) => Number(l.key) === pTs) : undefined;
+      const ts = pTs > 0 ? findLabel(smp.label, pTs) : undefined;
       if (ts === undefined ? !inside : BigInt(ts.num) < fromNs || BigInt(ts.num) > toNs) continue;
       const value: (number | bigint)[] = typeNames.map(() => 0);
       smp.value.forEach((v, t) => {

@@ -1,5 +1,5 @@
 import { LABEL_SPAN_ID } from '../core/labels.js';
-import { Label } from '../core/pprof.js';
+import { findLabel, Label } from '../core/pprof.js';
 import type { Profile } from '../core/pprof.js';
 import type { TailSpanRef, WindowProfile } from '../core/window.js';
 import { runSync } from '../core/slices.js';
@@ -50,11 +50,7 @@ function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): St
   for (let i = 0; i < samples.length; i++) {
     if (++seen % STEP_SAMPLES === 0) yield;
     const s = samples[i] as (typeof samples)[number];
-    let spanLabel: Label | undefined;
-    for (let j = 0; j < s.label.length && spanLabel === undefined; j++) {
-      const l = s.label[j] as Label;
-      if (Number(l.key) === spanKey) spanLabel = l;
-    }
+    const spanLabel = findLabel(s.label, spanKey);
     if (spanLabel === undefined) continue;
     const spanId = strings[Number(spanLabel.str)] ?? '';
     const ref = bySpan.get(spanId);

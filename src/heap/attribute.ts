@@ -1,4 +1,4 @@
-import { Label, LABEL_SPAN_ID } from '../core/index.js';
+import { findLabel, Label, LABEL_SPAN_ID } from '../core/index.js';
 import type { Profile } from '../core/index.js';
 import { FrameInterner, sampleTypeIndex } from './frames.js';
 import { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE } from './types.js';
@@ -199,7 +199,7 @@ function applyLabels(heap: Profile, attributions: readonly SampleAttribution[]):
     const a = attributions[i];
     if (a === undefined) return;
     samples++;
-    const has = (key: number): boolean => sample.label.some((l) => Number(l.key) === key);
+    const has = (key: number): boolean => findLabel(sample.label, key) !== undefined;
     if (a.operation !== undefined && a.operation !== NO_SPAN && !has(opKey)) {
       sample.label.push(new Label({ key: opKey, str: strings.dedup(a.operation) }));
       labelledOperation++;

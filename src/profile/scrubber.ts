@@ -328,14 +328,16 @@ export class Scrubber {
         hasInlineFrames: m.hasInlineFrames,
       });
     });
-    const vt = (v: ValueType): ValueType => {
+    // Value types are not scrubbed: the same objects, their strings kept.
+    const keepValueType = (v: ValueType): ValueType => {
       raw(v.type);
       raw(v.unit);
       return v;
     };
+    // Every field that refers to the table is read before the blanking below.
     const fields = {
-      sampleType: p.sampleType.map(vt),
-      ...(p.periodType ? { periodType: vt(p.periodType) } : {}),
+      sampleType: p.sampleType.map(keepValueType),
+      ...(p.periodType ? { periodType: keepValueType(p.periodType) } : {}),
       dropFrames: text(p.dropFrames),
       keepFrames: text(p.keepFrames),
       comment: p.comment.map((c) => text(c)),

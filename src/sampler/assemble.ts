@@ -1,6 +1,6 @@
 import type { LabelSet } from '@datadog/pprof';
 import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js';
-import { Label, LazyStringTable, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
+import { findLabel, Label, LazyStringTable, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
 import type { Profile as ProfileT } from '../core/pprof.js';
 import type { Steps } from '../core/slices.js';
 import {
@@ -250,11 +250,8 @@ function pairKey(a: number, b: number): number | string {
 
 function contextIndex(labels: readonly Label[], key: number): number | undefined {
   if (key <= 0) return undefined;
-  for (let i = 0; i < labels.length; i++) {
-    const l = labels[i] as Label;
-    if (Number(l.key) === key) return Number(l.num);
-  }
-  return undefined;
+  const l = findLabel(labels, key);
+  return l === undefined ? undefined : Number(l.num);
 }
 
 /** `trace_flags` as two hex digits; the 256 strings are made once. */

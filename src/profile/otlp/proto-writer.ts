@@ -66,8 +66,9 @@ export class ProtoWriter {
   }
 
   #rawBigVarint(v: bigint): void {
-    // Two 32-bit halves as numbers: a loop of BigInt shifts would allocate a
-    // BigInt per step (a nanosecond timestamp label is 9 steps).
+    // Two's complement for negatives, as int64 requires (10 bytes). Written
+    // from two 32-bit halves as numbers: a loop of BigInt shifts would
+    // allocate a BigInt per step (a nanosecond timestamp label is 9 steps).
     const u = BigInt.asUintN(64, v);
     let lo = Number(u & 0xffffffffn);
     let hi = Number(u >> 32n);
