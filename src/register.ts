@@ -6,7 +6,7 @@
  */
 import { isMainThread, workerData } from 'node:worker_threads';
 import { current, start } from './index.js';
-import { injectPreloadIntoWorkers, selfTerminating } from './workers/index.js';
+import { injectPreloadIntoWorkers, markPreloaded, selfTerminating } from './workers/index.js';
 
 // spanfuse's own helper threads are never profiled.
 const internal = (workerData as { spanfuseInternal?: unknown } | null)?.spanfuseInternal === true;
@@ -32,4 +32,7 @@ try {
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`${message}\nspanfuse: profiling is off for this process.\n`);
   }
+} finally {
+  // A worker's terminate() waits for this (see workers/terminate-hook.ts).
+  if (!isMainThread) markPreloaded();
 }

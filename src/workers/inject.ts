@@ -1,6 +1,7 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { WorkerOptions } from 'node:worker_threads';
+import type { Worker as WorkerType, WorkerOptions } from 'node:worker_threads';
+import { markPreloading } from './registry.js';
 
 const INJECTED = Symbol.for('spanfuse.worker.inject');
 
@@ -31,15 +32,16 @@ export function injectPreloadIntoWorkers(registerUrl: string): boolean {
     const registerPath = fileURLToPath(registerUrl);
     const proxy = new Proxy(original, {
       construct(target, args: unknown[], newTarget: (...a: unknown[]) => object) {
-        const amended = amend(args, registerPath);
+        const { amended, preloads } = amend(args, registerPath);
         if (amended !== undefined) {
           try {
-            return Reflect.construct(target, amended, newTarget) as object;
+            return preloading(Reflect.construct(target, amended, newTarget) as WorkerType);
           } catch {
             // e.g. ERR_WORKER_INVALID_EXEC_ARGV: the caller's options as given
           }
         }
-        return Reflect.construct(target, args, newTarget) as object;
+        const worker = Reflect.construct(target, args, newTarget) as WorkerType;
+        return preloads ? preloading(worker) : worker;
       },
       get(target, key, receiver) {
         if (key === INJECTED) return true;
@@ -79,16 +81,40 @@ function withoutSpanfuse(argv: readonly string[], registerPath: string): { rest:
   return { rest, required };
 }
 
-/** Amended constructor arguments, or undefined when the worker needs nothing. */
-function amend(args: unknown[], registerPath: string): unknown[] | undefined {
+/**
+ * Node 20 aborts the process when a worker is terminated while require()
+ * instantiates an ES module graph (ModuleWrap::InstantiateSync calls
+ * IsGraphAsync on the uninstantiated module); Node 24 does not (the churn
+ * test and bench pass there without the wait). Node 22 is not tested here:
+ * it waits too.
+ */
+const TERMINATE_IN_LOAD_ABORTS = Number(process.versions.node.split('.')[0]) < 24;
+
+/** A worker that loads the preload: its terminate() lets the loading finish first (terminate-hook.ts). */
+function preloading(worker: WorkerType): WorkerType {
+  if (!TERMINATE_IN_LOAD_ABORTS) return worker;
+  try {
+    markPreloading(worker.threadId);
+  } catch {
+    // no thread id: nothing to wait for
+  }
+  return worker;
+}
+
+/**
+ * Amended constructor arguments (undefined when the worker needs nothing),
+ * and whether the worker loads the preload as given (an inherited `--require`).
+ */
+function amend(args: unknown[], registerPath: string): { amended: unknown[] | undefined; preloads: boolean } {
+  const none = { amended: undefined, preloads: false };
   const [filename, raw] = args;
   const options = (raw ?? {}) as WorkerOptions & { workerData?: { spanfuseInternal?: unknown } };
-  if (typeof options !== 'object') return undefined;
-  if ((options.workerData as { spanfuseInternal?: unknown } | undefined)?.spanfuseInternal === true) return undefined;
+  if (typeof options !== 'object') return none;
+  if ((options.workerData as { spanfuseInternal?: unknown } | undefined)?.spanfuseInternal === true) return none;
   const env = options.env as Record<string, string | undefined> | undefined;
-  if (env !== undefined && typeof env === 'object' && /^(false|0|no|off)$/i.test(env.SPANFUSE_ENABLED ?? '')) return undefined;
+  if (env !== undefined && typeof env === 'object' && /^(false|0|no|off)$/i.test(env.SPANFUSE_ENABLED ?? '')) return none;
   const { rest, required } = withoutSpanfuse(options.execArgv ?? process.execArgv, registerPath);
   // Already preloaded the synchronous way.
-  if (required && options.execArgv === undefined) return undefined;
-  return [filename, { ...options, execArgv: [...rest, '--require', registerPath] }];
+  if (required && options.execArgv === undefined) return { amended: undefined, preloads: true };
+  return { amended: [filename, { ...options, execArgv: [...rest, '--require', registerPath] }], preloads: false };
 }

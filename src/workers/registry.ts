@@ -20,10 +20,17 @@ const WROTE = 8;
 /** ... but was closing a window when asked: ask again shortly. */
 const BUSY = 16;
 const ANSWER = FLUSHED | WROTE | BUSY;
-const SHIFT = 5;
+/** The worker was created with spanfuse's preload (set by the creating thread). */
+const PRELOADING = 32;
+/** ... and the preload's module graph is loaded (set by the worker). */
+const PRELOADED = 64;
+const SHIFT = 7;
 const MASK = (1 << SHIFT) - 1;
-/** Highest thread id the table holds (`id << SHIFT | MASK` stays a positive int32). */
-const MAX_ID = (1 << (31 - SHIFT)) - 1;
+/**
+ * Thread ids are kept modulo this (`tag << SHIFT | MASK` stays a positive
+ * int32): two workers 2^24 ids apart never share a slot's lifetime.
+ */
+const TAG_MASK = (1 << (31 - SHIFT)) - 1;
 
 /** A worker's answer to a flush request. */
 export type FlushAnswer = 'wrote' | 'empty' | 'busy';
@@ -59,12 +66,13 @@ export function ensureRegistry(): boolean {
 
 function update(id: number, set: number, clear = 0): void {
   const t = shared();
-  if (t === undefined || id <= 0 || id > MAX_ID) return;
+  if (t === undefined || id <= 0) return;
   const i = id % SLOTS;
+  const tag = id & TAG_MASK;
   for (;;) {
     const old = Atomics.load(t, i);
-    const flags = old >>> SHIFT === id ? old & MASK : 0;
-    if (Atomics.compareExchange(t, i, old, (id << SHIFT) | ((flags & ~clear) | set)) === old) break;
+    const flags = old >>> SHIFT === tag ? old & MASK : 0;
+    if (Atomics.compareExchange(t, i, old, (tag << SHIFT) | ((flags & ~clear) | set)) === old) break;
   }
   Atomics.notify(t, i);
 }
@@ -73,7 +81,7 @@ function flags(id: number): number {
   const t = shared();
   if (t === undefined || id <= 0) return 0;
   const v = Atomics.load(t, id % SLOTS);
-  return v >>> SHIFT === id ? v & MASK : 0;
+  return v >>> SHIFT === (id & TAG_MASK) ? v & MASK : 0;
 }
 
 /** In a worker: spanfuse runs here and answers flush requests. */
@@ -111,15 +119,58 @@ export function clearAnswer(id: number): void {
   update(id, 0, ANSWER);
 }
 
+/**
+ * The creating thread: worker `id` was started with spanfuse's preload. Its
+ * terminate() then waits for the preload to be loaded (see
+ * {@link whenPreloaded}).
+ */
+export function markPreloading(id: number): void {
+  update(id, PRELOADING);
+}
+
+/** In a worker: the preload's modules are loaded (whatever start() then did). */
+export function markPreloaded(): void {
+  if (!isMainThread) update(threadId, PRELOADED);
+}
+
+/** Where worker `id` stands with the preload: not started with it, loading it, or done. */
+export function preloadState(id: number): 'none' | 'loading' | 'loaded' {
+  const f = flags(id);
+  return (f & PRELOADED) !== 0 ? 'loaded' : (f & PRELOADING) !== 0 ? 'loading' : 'none';
+}
+
+/**
+ * Resolves once worker `id` is not in the middle of loading spanfuse's
+ * preload: at once when it was not started with it or has loaded it, else
+ * when it has, or after `timeoutMs` (true when it waited in vain).
+ *
+ * Why: on Node 20 a worker terminated while `require()` instantiates an ES
+ * module graph (the preload is `--require`d, see inject.ts) aborts the whole
+ * process (`v8::Module::IsGraphAsync must be used on an instantiated module`,
+ * from ModuleWrap::InstantiateSync): terminate() must not land in that span.
+ */
+export function whenPreloaded(id: number, timeoutMs: number): Promise<boolean> | undefined {
+  if (preloadState(id) !== 'loading') return undefined;
+  return waitFor(id, timeoutMs, (f) => (f & PRELOADED) !== 0).then((v) => v === undefined);
+}
+
 /** Main thread: resolves with worker `id`'s answer, or undefined after `timeoutMs`. */
 export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushAnswer | undefined> {
+  const v = await waitFor(id, timeoutMs, (f) => (f & FLUSHED) !== 0);
+  if (v === undefined) return undefined;
+  return (v & WROTE) !== 0 ? 'wrote' : (v & BUSY) !== 0 ? 'busy' : 'empty';
+}
+
+/** Worker `id`'s flags once `done(flags)`, or undefined after `timeoutMs`. */
+async function waitFor(id: number, timeoutMs: number, done: (flags: number) => boolean): Promise<number | undefined> {
   const t = shared();
   if (t === undefined || id <= 0) return undefined;
   const i = id % SLOTS;
+  const tag = id & TAG_MASK;
   const until = performance.now() + timeoutMs;
   for (;;) {
     const v = Atomics.load(t, i);
-    if (v >>> SHIFT === id && (v & FLUSHED) !== 0) return (v & WROTE) !== 0 ? 'wrote' : (v & BUSY) !== 0 ? 'busy' : 'empty';
+    if (v >>> SHIFT === tag && done(v & MASK)) return v & MASK;
     const left = until - performance.now();
     if (left <= 0) return undefined;
     const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(t, i, v, left);

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { WorkerFlusher } from './flusher.js';
-import { isProfiled, markTerminating } from './registry.js';
+import { isProfiled, markTerminating, whenPreloaded } from './registry.js';
 
 type Terminate = (this: Worker, callback?: (err: Error | null, code: number) => void) => Promise<number>;
 const ORIGINAL = Symbol.for('spanfuse.worker.terminate.original');
@@ -14,15 +14,44 @@ export interface TerminateHookOptions {
 }
 
 /**
+ * Longest wait, per terminate(), for a worker started with the preload to
+ * finish loading it: tens of ms usually, but 1-3 s were measured with 50
+ * workers starting at once on 2 busy cores, and terminating at a short
+ * bound lands in the module graph's instantiation more often than at random
+ * (bench/workers/churn: 2 aborts in 6 runs with a 3 s bound). A safety net
+ * only: a worker that fails to load it exits, which ends the wait too.
+ */
+export const PRELOAD_WAIT_MS = 30_000;
+
+/** Resolves when the preload is loaded (or the wait ran out), or the worker exits. */
+function loadedOrExited(worker: Worker, loading: Promise<boolean>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      worker.off('exit', done);
+      resolve();
+    };
+    worker.once('exit', done);
+    loading.then(done, done);
+  });
+}
+
+/**
  * Wrap `Worker.prototype.terminate` in this thread: the worker is marked as
- * being terminated (its preload, if still starting, then stays silent), and a
- * profiled worker writes its open window before termination proceeds (bounded
- * by `flushTimeoutMs`). Returns the un-hook; hooking twice keeps one wrapper.
+ * being terminated (its preload, if still starting, then stays silent); a
+ * worker still loading spanfuse's preload is let finish loading it first
+ * (bounded by {@link PRELOAD_WAIT_MS}: on Node 20, terminating a worker while
+ * it instantiates the preload's modules aborts the process); and a profiled
+ * worker writes its open window before termination proceeds (bounded by
+ * `flushTimeoutMs`). Returns the un-hook; hooking twice keeps one wrapper.
  */
 export function hookTerminate(options: TerminateHookOptions): () => void {
   const proto = Worker.prototype as unknown as Proto;
   const original = proto[ORIGINAL] ?? proto.terminate;
   const { flusher, flushTimeoutMs } = options;
+  const proceed = (worker: Worker, id: number, callback: Parameters<Terminate>[0]): Promise<number> => {
+    if (flusher === undefined || id <= 0 || !isProfiled(id)) return original.call(worker, callback);
+    return flusher.flush(id, flushTimeoutMs).then(() => original.call(worker, callback));
+  };
   const wrapped: Terminate = function (this: Worker, callback) {
     let id = -1;
     try {
@@ -31,8 +60,9 @@ export function hookTerminate(options: TerminateHookOptions): () => void {
     } catch {
       // an odd receiver: let the original decide
     }
-    if (flusher === undefined || id <= 0 || !isProfiled(id)) return original.call(this, callback);
-    return flusher.flush(id, flushTimeoutMs).then(() => original.call(this, callback));
+    const loading = id > 0 ? whenPreloaded(id, PRELOAD_WAIT_MS) : undefined;
+    if (loading === undefined) return proceed(this, id, callback);
+    return loadedOrExited(this, loading).then(() => proceed(this, id, callback));
   };
   proto[ORIGINAL] = original;
   proto.terminate = wrapped;

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { churnRun } from '../../bench/workers/churn.js';
+import { fixture, runNode } from '../support/child.js';
 
 // A short version of bench/workers/churn (which runs >= 50 times for the
 // issue note): a few runs per CI pass, each a child process under the preload.
@@ -37,4 +41,22 @@ test('koffi is never loaded in a worker thread', async () => {
   assert.equal(r.ok, false);
   assert.match(r.reason ?? '', /main thread only/);
   assert.deepEqual(r.loaded, []);
+});
+
+// Node 20 aborts the process when a worker is terminated while require()
+// instantiates the preload's module graph (v8::Module::IsGraphAsync on an
+// uninstantiated module): terminate() lets a worker finish loading it first.
+test('terminate() right after new Worker() under the preload waits until the preload is loaded (Node < 24)', async () => {
+  const r = await runNode(['--import', 'spanfuse/register', fixture('worker-early-terminate-app')], { SPANFUSE_OUTPUT_DIR: mkdtempSync(join(tmpdir(), 'spanfuse-early-')) });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { atCreate: string[]; states: string[] };
+  if (Number(process.versions.node.split('.')[0]) >= 24) {
+    // Not needed there: terminate() does not wait, nothing is marked.
+    assert.deepEqual(out.atCreate, out.atCreate.map(() => 'none'), JSON.stringify(out));
+    return;
+  }
+  // Created with the preload, not loaded yet (a worker needs tens of ms to start).
+  assert.ok(out.atCreate.every((s) => s === 'loading' || s === 'loaded'), JSON.stringify(out));
+  assert.ok(out.atCreate.includes('loading'), JSON.stringify(out));
+  assert.deepEqual(out.states, out.states.map(() => 'loaded'), JSON.stringify(out));
 });
