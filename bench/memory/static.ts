@@ -12,7 +12,8 @@
  *   sampler   + @datadog/pprof's wall sampler started alone (100 Hz, no contexts)
  *   spanfuse  + spanfuse started with only its span-labelled sampler (tail,
  *             spans.jsonl and runtime stage off), instead of the raw sampler
- *   defaults  + spanfuse started at defaults (the thread-state worker included)
+ *   defaults  + spanfuse started at defaults (thread-state passes on the main
+ *             thread since 2026-12-04; the worker host costs what `worker` shows)
  *   worker    base + one idle worker thread (a minimal eval'd script that reads
  *             /proc/self/stat ten times a second, the thread-state worker's
  *             resource limits): what any worker isolate costs

@@ -7,8 +7,8 @@
 //             manager, provider and processors (local root, tail, spans.jsonl)
 //   spanfuse-tc  the same with SPANFUSE_THREAD_CONTEXT=true (OTEP-4947)
 //   spanfuse-nofile  defaults but SPANFUSE_SPANS_FILE=false (what spans.jsonl costs)
-//   spanfuse-state-main  defaults but SPANFUSE_THREAD_STATE_HOST=main (thread-state
-//             passes on the event loop; a freshness check at every span boundary)
+//   spanfuse-state-worker  defaults but SPANFUSE_THREAD_STATE_HOST=worker (thread-state
+//             passes in a worker of their own, the default before 2026-12-04)
 //   spanfuse-notail  defaults but SPANFUSE_SPANS_FILE=false and SPANFUSE_TAIL_ENABLED=false
 //             (with spanfuse-nofile: what tail detection costs)
 // The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
@@ -21,7 +21,7 @@
 // its bound request/response listeners), in every variant.
 // Run (after `npm run build`):
 //   node dist/bench/spans/per-span.js [--rounds 9] [--spans 100000]
-//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-main,spanfuse-notail] [--node-arg=--no-async-context-frame]
+//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-worker,spanfuse-notail] [--node-arg=--no-async-context-frame]
 //        [--node /path/to/node] [--reenter 5]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,8 +31,8 @@ import { fileURLToPath } from 'node:url';
 import { option } from '../args.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
-type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-main' | 'spanfuse-notail';
-const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile', 'spanfuse-state-main', 'spanfuse-notail'];
+type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-worker' | 'spanfuse-notail';
+const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile', 'spanfuse-state-worker', 'spanfuse-notail'];
 
 interface ChildResult {
   readonly variant: VariantName;
@@ -136,7 +136,7 @@ function parent(): void {
           SPANFUSE_THREAD_CONTEXT: v === 'spanfuse-tc' ? 'true' : 'false',
           SPANFUSE_SPANS_FILE: v === 'spanfuse-nofile' || v === 'spanfuse-notail' ? 'false' : 'true',
           SPANFUSE_TAIL_ENABLED: v === 'spanfuse-notail' ? 'false' : 'true',
-          SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-main' ? 'main' : 'worker',
+          SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-worker' ? 'worker' : 'main',
         };
         const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', String(reenter)], { env, encoding: 'utf8', timeout: 300_000 });
         if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);

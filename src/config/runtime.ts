@@ -51,13 +51,19 @@ export const RUNTIME_DEFAULTS: RuntimeConfig = {
   threadState: true,
   threadStateThreads: 'app',
   threadStateHz: 10,
-  // A worker of its own. 'main' saves that V8 isolate (+11.6 MB RSS under
-  // the bench/overhead load on Node 24, +6.5 MB on Node 20; CPU the same
-  // within noise), but was the default in the first CI run where the
-  // 100-worker mass-terminate test crashed the host (SIGTRAP on Node 20,
-  // SIGILL on Node 24), not reproduced here: the default stays the one with
-  // a passing CI record until that crash is understood.
-  threadStateHost: 'worker',
+  // On the event loop: no second V8 isolate (RSS over the OTel-traced
+  // control under the bench/overhead load, interleaved: Node 24 +27.1 MB
+  // against +40.1 MB with the worker host, Node 20 +33.2 against +41.2 MB;
+  // CPU per request x1.089 / x1.048 against x1.116 / x1.070, spreads
+  // overlapping; bench/results/overhead-custom-2026-12-04T17-11-40Z.md; a
+  // pass costs 70-90 us of main-thread CPU, 10 a second). What it gives up: the main
+  // thread cannot watch itself wait (its off-CPU time stays exact but its
+  // reason shows as 'unobserved', its futex time unknown), and other
+  // threads are not sampled while the loop is blocked (an overdue pass runs
+  // at the next span boundary). 'worker' keeps both, one option away. The
+  // 100-worker mass-terminate crash once blamed on this host was later seen
+  // with the worker host too, and its suspected path closed (5e1b1fe).
+  threadStateHost: 'main',
   spanCounters: 'sampler',
   perfEvents: true,
   processContext: true,

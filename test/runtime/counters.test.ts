@@ -97,9 +97,9 @@ test('runtime config: code > env > default, problems named', () => {
   assert.equal(c.perfEvents, false);
   assert.equal(c.threadpoolSize, 8);
   assert.equal(c.threadState, true);
-  assert.equal(c.threadStateHost, 'worker');
-  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'Main' }, p).threadStateHost, 'main');
-  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'worker' }, p, { threadStateHost: 'main' }).threadStateHost, 'main');
+  assert.equal(c.threadStateHost, 'main');
+  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'Worker' }, p).threadStateHost, 'worker');
+  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'main' }, p, { threadStateHost: 'worker' }).threadStateHost, 'worker');
   assert.deepEqual(p.list, []);
   const bad = new Problems();
   parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: 'fast', SPANFUSE_THREAD_CONTEXT: 'maybe', SPANFUSE_THREAD_STATE_HOST: 'thread' }, bad, { threadpoolSize: 0 });
