@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fs } from './builtins.js';
+
+const { readFileSync } = fs;
 
 let cached: string | undefined;
 

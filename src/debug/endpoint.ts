@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
@@ -17,6 +16,8 @@ import { addProfile } from './read-pprof.js';
 import type { Metric } from './tree.js';
 import { tailsPage } from './tails-page.js';
 import type { WindowRing } from './window-ring.js';
+import type * as Http from 'node:http';
+import { http } from '../core/builtins.js';
 
 export interface DebugEndpointOptions {
   readonly config: DebugConfig;
@@ -53,7 +54,7 @@ class HttpError extends Error {
  */
 export class DebugEndpoint {
   readonly #opts: DebugEndpointOptions;
-  readonly #server: http.Server;
+  readonly #server: Http.Server;
   readonly #tokenHash: Buffer | undefined;
   readonly #aborts = new AbortController();
   #captures = 0;
@@ -120,7 +121,7 @@ export class DebugEndpoint {
     return this.#stopped;
   }
 
-  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async #handle(req: Http.IncomingMessage, res: Http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!this.#hostAllowed(req.headers.host)) return send(res, 403, 'text/plain', 'forbidden host\n');
     if (!this.#authorized(req, url)) {
@@ -160,14 +161,14 @@ export class DebugEndpoint {
     return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
   }
 
-  #authorized(req: http.IncomingMessage, url: URL): boolean {
+  #authorized(req: Http.IncomingMessage, url: URL): boolean {
     if (this.#tokenHash === undefined) return true;
     const header = req.headers.authorization;
     const given = header !== undefined && /^Bearer\s+/i.test(header) ? header.replace(/^Bearer\s+/i, '') : url.searchParams.get('token');
     return given !== null && timingSafeEqual(sha256(given), this.#tokenHash);
   }
 
-  async #profile(url: URL, res: http.ServerResponse): Promise<void> {
+  async #profile(url: URL, res: Http.ServerResponse): Promise<void> {
     const raw = url.searchParams.get('seconds') ?? '30';
     const seconds = Number(raw);
     if (!/^\d+$/.test(raw) || seconds < 1 || seconds > MAX_SECONDS) throw new HttpError(400, `seconds: expected a whole number from 1 to ${MAX_SECONDS}, got ${JSON.stringify(raw)}`);
@@ -246,7 +247,7 @@ function sha256(s: string): Buffer {
   return createHash('sha256').update(s).digest();
 }
 
-function send(res: http.ServerResponse, status: number, type: string, body: string): void {
+function send(res: Http.ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
   res.end(body);
 }

@@ -1,4 +1,3 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parseWindowFileName } from '../export/index.js';
@@ -7,6 +6,9 @@ import { addOtlp } from './read-otlp.js';
 import { addPprof } from './read-pprof.js';
 import { readSpans } from './spans.js';
 import type { SpanRecord } from './spans.js';
+import { fs } from '../core/builtins.js';
+
+const { existsSync, readdirSync, readFileSync, statSync } = fs;
 
 export interface Loaded {
   readonly store: SampleStore;

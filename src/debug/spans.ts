@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SPANS_BACKUP_FILE, SPANS_FILE } from '../tracing/jsonl-processor.js';
+import { fs } from '../core/builtins.js';
+
+const { readFileSync } = fs;
 
 /** A span from `spans.jsonl`, as the tools need it. */
 export interface SpanRecord {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Diagnostics } from '../core/diagnostics.js';
@@ -12,6 +11,9 @@ import { Lane } from './lane.js';
 import { RetentionIndex } from './retention.js';
 import type { ExportOutcome, ProfileExporter } from './types.js';
 import { failure, SUCCESS } from './types.js';
+import { fs } from '../core/builtins.js';
+
+const { mkdirSync, renameSync, unlinkSync, writeFileSync } = fs;
 
 export type FileFormat = 'pprof' | 'otlp';
 

@@ -1,8 +1,9 @@
 import { context } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import http from 'node:http';
 import https from 'node:https';
 import type { Transport, TransportRequest, TransportResult } from './transport.js';
+import type * as Http from 'node:http';
+import { http } from '../core/builtins.js';
 
 export interface HttpTransportOptions {
   /** Full URL requests go to (a per-request query string is appended). */
@@ -22,7 +23,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 export class HttpTransport implements Transport {
   readonly #url: URL;
   readonly #headers: Readonly<Record<string, string>>;
-  readonly #agent: http.Agent;
+  readonly #agent: Http.Agent;
   readonly #maxResponse: number;
   readonly #https: boolean;
 
@@ -65,7 +66,7 @@ export class HttpTransport implements Transport {
         ...request.headers,
         'content-length': String(request.body.byteLength),
       };
-      let req: http.ClientRequest;
+      let req: Http.ClientRequest;
       try {
         req = (this.#https ? https : http).request(url, { method: 'POST', headers, agent: this.#agent });
       } catch (err) {

@@ -1,6 +1,8 @@
-import { promisify } from 'node:util';
 import { isMainThread } from 'node:worker_threads';
 import { crc32, gzip as zlibGzip, gzipSync as zlibGzipSync } from 'node:zlib';
+import { util } from '../core/builtins.js';
+
+const { promisify } = util;
 
 const zlibGzipAsync = promisify(zlibGzip);
 

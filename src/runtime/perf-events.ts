@@ -1,4 +1,3 @@
-import { closeSync, existsSync, readSync } from 'node:fs';
 import { loadLibc } from './ffi.js';
 import type { Libc } from './ffi.js';
 import {
@@ -16,6 +15,9 @@ import {
   PERF_TYPE_SOFTWARE,
   encodePerfAttr,
 } from './perf-attr.js';
+import { fs } from '../core/builtins.js';
+
+const { closeSync, existsSync, readSync } = fs;
 
 /**
  * Tier 1: per-thread perf counters read as one group (PERF_FORMAT_GROUP, one

@@ -1,9 +1,11 @@
-import { closeSync, ftruncateSync } from 'node:fs';
 import { describe } from '../core/diagnostics.js';
 import { loadLibc } from './ffi.js';
 import type { Mapping } from './ffi.js';
 import { encodeProcessContext } from './proto.js';
 import type { ContextValue } from './proto.js';
+import { fs } from '../core/builtins.js';
+
+const { closeSync, ftruncateSync } = fs;
 
 /**
  * OTEP-4719 process context: a `/memfd:OTEL_CTX` mapping (or, where memfd is

@@ -1,6 +1,8 @@
-import { readlinkSync } from 'node:fs';
 import pprof from '@datadog/pprof';
 import { loadLibc } from './ffi.js';
+import { fs } from '../core/builtins.js';
+
+const { readlinkSync } = fs;
 
 /**
  * OS thread id (Linux tid) of the calling thread: @datadog/pprof's native

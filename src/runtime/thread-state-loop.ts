@@ -1,4 +1,3 @@
-import { closeSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import type { StateViews } from './state-table.js';
 import {
   F_FUTEX,
@@ -21,6 +20,9 @@ import {
   reasonKeyOf,
   valueIndex,
 } from './state-table.js';
+import { fs } from '../core/builtins.js';
+
+const { closeSync, openSync, readFileSync, readSync, readdirSync } = fs;
 
 /**
  * One sampling pass over the threads of the process, run by the sampler

@@ -6,10 +6,12 @@
  * event loop cost ~120 µs of CPU against ~70 µs for a bare futex wait. The
  * main thread stops it by setting H_STOP and notifying.
  */
-import { readlinkSync, writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { H_STOP, H_WORKER_TID, attachStateViews } from './state-table.js';
 import { ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
+import { fs } from '../core/builtins.js';
+
+const { readlinkSync, writeFileSync } = fs;
 
 interface Data {
   sab: SharedArrayBuffer;

@@ -1,5 +1,7 @@
-import { closeSync, openSync, readSync } from 'node:fs';
 import { loadLibc } from './ffi.js';
+import { fs } from '../core/builtins.js';
+
+const { closeSync, openSync, readSync } = fs;
 
 /**
  * Tier 0 per-thread counters of the calling thread: CPU time, context

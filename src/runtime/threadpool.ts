@@ -1,8 +1,10 @@
-import { closeSync, constants, mkdtempSync, open, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from '../core/diagnostics.js';
 import { loadLibc } from './ffi.js';
+import { fs } from '../core/builtins.js';
+
+const { closeSync, constants, mkdtempSync, open, openSync, readFileSync, readdirSync, rmSync, writeFileSync } = fs;
 
 /**
  * Finds the libuv threadpool threads of a running process by making each of

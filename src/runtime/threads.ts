@@ -1,7 +1,9 @@
-import { readFileSync, readdirSync, writeFileSync, stat } from 'node:fs';
 import { isMainThread, threadId } from 'node:worker_threads';
 import { currentTid } from './thread-id.js';
 import { probeThreadpool } from './threadpool.js';
+import { fs } from '../core/builtins.js';
+
+const { readFileSync, readdirSync, writeFileSync, stat } = fs;
 
 /**
  * Thread identity and inventory. Linux names every Node.js thread after the

@@ -1,4 +1,3 @@
-import { mkdirSync, renameSync, statSync } from 'node:fs';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Context } from '@opentelemetry/api';
@@ -8,6 +7,9 @@ import { ATTR_TAIL } from '../exemplars/attributes.js';
 import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
 import { appendWholeLines, appendWholeLinesSync, countLines, roomFor, roomForSync } from './whole-lines.js';
 import type { LinesWritten } from './whole-lines.js';
+import { fs } from '../core/builtins.js';
+
+const { mkdirSync, renameSync, statSync } = fs;
 
 export interface JsonlSpanProcessorOptions {
   readonly dir: string;

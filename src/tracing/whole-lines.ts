@@ -1,6 +1,8 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, statfsSync, writeSync } from 'node:fs';
 import type { StatsFs } from 'node:fs';
 import { open, statfs } from 'node:fs/promises';
+import { fs } from '../core/builtins.js';
+
+const { closeSync, fstatSync, ftruncateSync, openSync, statfsSync, writeSync } = fs;
 
 /** What an append of whole lines achieved. */
 export interface LinesWritten {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { context, trace } from '@opentelemetry/api';
 import { localRootOf, spanNameOf } from '../context/index.js';
@@ -15,6 +14,9 @@ import {
 import { Function as PprofFunction, Label, Line, Location, Sample } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
 import { nowUnixNs } from '../sampler/index.js';
+import { fs } from '../core/builtins.js';
+
+const { readFileSync } = fs;
 
 /** spanfuse's own source folder (dist/src): its frames are not the app's stack. */
 const OWN_DIR = fileURLToPath(new URL('../', import.meta.url));
