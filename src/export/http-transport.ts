@@ -1,9 +1,8 @@
 import { context } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import https from 'node:https';
 import type { Transport, TransportRequest, TransportResult } from './transport.js';
 import type * as Http from 'node:http';
-import { http } from '../core/builtins.js';
+import { http, https } from '../core/builtins.js';
 
 export interface HttpTransportOptions {
   /** Full URL requests go to (a per-request query string is appended). */
@@ -25,13 +24,14 @@ export class HttpTransport implements Transport {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #agent: Http.Agent;
   readonly #maxResponse: number;
-  readonly #https: boolean;
+  /** node:https, loaded only for an https URL (it brings tls and crypto: ~5 MB RSS on Node 24). */
+  readonly #https: typeof import('node:https') | undefined;
 
   constructor(options: HttpTransportOptions) {
     this.#url = options.url;
     this.#headers = options.headers;
-    this.#https = options.url.protocol === 'https:';
-    this.#agent = this.#https ? new https.Agent({ keepAlive: true, maxSockets: 2 }) : new http.Agent({ keepAlive: true, maxSockets: 2 });
+    this.#https = options.url.protocol === 'https:' ? https() : undefined;
+    this.#agent = new (this.#https ?? http).Agent({ keepAlive: true, maxSockets: 2 });
     this.#maxResponse = options.maxResponseBytes ?? 64 * 1024;
   }
 
@@ -68,7 +68,7 @@ export class HttpTransport implements Transport {
       };
       let req: Http.ClientRequest;
       try {
-        req = (this.#https ? https : http).request(url, { method: 'POST', headers, agent: this.#agent });
+        req = (this.#https ?? http).request(url, { method: 'POST', headers, agent: this.#agent });
       } catch (err) {
         done({ kind: 'failure', reason: err instanceof Error ? err.message : String(err) });
         return;
