@@ -1,6 +1,6 @@
 import { findLabel, Label, LABEL_SPAN_ID } from '../core/index.js';
 import type { Profile } from '../core/index.js';
-import { FrameInterner, sampleTypeIndex } from './frames.js';
+import { FrameInterner, NO_SCRIPT, sampleTypeIndex } from './frames.js';
 import { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE } from './types.js';
 import { NO_SPAN, WallIndex } from './wall-index.js';
 import type { Distribution } from './wall-index.js';
@@ -44,6 +44,15 @@ export function valueIndexes(heap: Profile): { bytes: number; objects: number } 
   return { bytes: sampleTypeIndex(heap, INUSE_SPACE), objects: sampleTypeIndex(heap, INUSE_OBJECTS) };
 }
 
+/** Leaf frames a labelled heap stack may have that no wall sample showed (an allocating helper too quick to be sampled). */
+const MAX_UNSEEN_LEAF_FRAMES = 1;
+
+function knownFrames(frames: readonly number[]): number {
+  let n = 0;
+  for (let i = 0; i < frames.length; i++) if (frames[i] !== NO_SCRIPT) n++;
+  return n;
+}
+
 function dominant(m: ReadonlyMap<string, number>, total: number, minShare: number): string | undefined {
   for (const [k, w] of m) if (w >= minShare * total) return k;
   return undefined;
@@ -64,8 +73,13 @@ export function attributeSamples(heap: Profile, wall: Profile, options: Attribut
     const key = sample.locationId.join(',');
     let a = cache.get(key);
     if (a === undefined) {
-      const distribution = index.match(resolve(sample.locationId));
-      const sure = distribution.total >= minWeight;
+      const frames = resolve(sample.locationId);
+      const distribution = index.match(frames);
+      // Labels only where the wall saw this path: a match that stopped more
+      // than one frame short of the leaf stands for the callers' mix, not for
+      // this path (a rarely sampled route under a hot shared prefix would get
+      // the hot route's label). The per-operation split still uses it.
+      const sure = distribution.total >= minWeight && distribution.matchedFrames >= knownFrames(frames) - MAX_UNSEEN_LEAF_FRAMES;
       const operation = sure ? dominant(distribution.operations, distribution.total, minShare) : undefined;
       const spanId = sure ? dominant(distribution.spans, distribution.total, minShare) : undefined;
       a = {
