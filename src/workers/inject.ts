@@ -92,12 +92,7 @@ const TERMINATE_IN_LOAD_ABORTS = Number(process.versions.node.split('.')[0]) < 2
 
 /** A worker that loads the preload: its terminate() lets the loading finish first (terminate-hook.ts). */
 function preloading(worker: WorkerType): WorkerType {
-  if (!TERMINATE_IN_LOAD_ABORTS) return worker;
-  try {
-    markPreloading(worker.threadId);
-  } catch {
-    // no thread id: nothing to wait for
-  }
+  if (TERMINATE_IN_LOAD_ABORTS) markPreloading(worker.threadId);
   return worker;
 }
 

@@ -140,18 +140,18 @@ export function preloadState(id: number): 'none' | 'loading' | 'loaded' {
 }
 
 /**
- * Resolves once worker `id` is not in the middle of loading spanfuse's
- * preload: at once when it was not started with it or has loaded it, else
- * when it has, or after `timeoutMs` (true when it waited in vain).
+ * Undefined when worker `id` is not in the middle of loading spanfuse's
+ * preload (not started with it, or done); else resolves when it has loaded
+ * it, or after `timeoutMs`.
  *
  * Why: on Node 20 a worker terminated while `require()` instantiates an ES
  * module graph (the preload is `--require`d, see inject.ts) aborts the whole
  * process (`v8::Module::IsGraphAsync must be used on an instantiated module`,
  * from ModuleWrap::InstantiateSync): terminate() must not land in that span.
  */
-export function whenPreloaded(id: number, timeoutMs: number): Promise<boolean> | undefined {
+export function whenPreloaded(id: number, timeoutMs: number): Promise<unknown> | undefined {
   if (preloadState(id) !== 'loading') return undefined;
-  return waitFor(id, timeoutMs, (f) => (f & PRELOADED) !== 0).then((v) => v === undefined);
+  return waitFor(id, timeoutMs, (f) => (f & PRELOADED) !== 0);
 }
 
 /** Main thread: resolves with worker `id`'s answer, or undefined after `timeoutMs`. */

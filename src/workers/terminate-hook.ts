@@ -24,7 +24,7 @@ export interface TerminateHookOptions {
 export const PRELOAD_WAIT_MS = 30_000;
 
 /** Resolves when the preload is loaded (or the wait ran out), or the worker exits. */
-function loadedOrExited(worker: Worker, loading: Promise<boolean>): Promise<void> {
+function loadedOrExited(worker: Worker, loading: Promise<unknown>): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = (): void => {
       worker.off('exit', done);
@@ -60,7 +60,7 @@ export function hookTerminate(options: TerminateHookOptions): () => void {
     } catch {
       // an odd receiver: let the original decide
     }
-    const loading = id > 0 ? whenPreloaded(id, PRELOAD_WAIT_MS) : undefined;
+    const loading = whenPreloaded(id, PRELOAD_WAIT_MS);
     if (loading === undefined) return proceed(this, id, callback);
     return loadedOrExited(this, loading).then(() => proceed(this, id, callback));
   };
