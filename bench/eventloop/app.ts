@@ -179,7 +179,9 @@ async function main(): Promise<void> {
     /** Process CPU per span after the warm-up (µs). */
     cpuUsPerSpanAfterWarmup: round1(cpuSince(cpuAtWarm) / Math.max(1, spans - spansAtWarm)),
   };
-  process.stdout.write(JSON.stringify(out) + '\n');
+  // A pipe's writes are asynchronous and process.exit() drops what is still
+  // queued: a 10-minute run's line (~220 KB) was cut short. Exit once written.
+  await new Promise<void>((done) => process.stdout.write(JSON.stringify(out) + '\n', () => done()));
 }
 
 const hasThreadCpu = typeof (process as { threadCpuUsage?: unknown }).threadCpuUsage === 'function';
