@@ -184,6 +184,7 @@ export class Spanfuse {
       thread: this.#thread,
       windowMs: config.windowMs,
       onStuckProfiler: () => this.#diag.count('sampler.v8_stuck_restart'),
+      onPossiblyStuckProfiler: () => this.#diag.count('sampler.v8_stuck_possible'),
     });
     const exporters = createExporters(config.export, {
       outputDir: this.#outputDir,

@@ -1,4 +1,5 @@
 import { time } from '@datadog/pprof';
+import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -23,10 +24,16 @@ export interface WallSamplerOptions {
   /** Samples per native stop at most, about (default {@link DEFAULT_CHUNK_SAMPLES}). */
   readonly chunkSamples?: number;
   /**
-   * Called when a native stop finds V8's profiler stuck (@datadog/pprof then
-   * restarts it fully; that stop's samples may be missing).
+   * Called when a native stop finds V8's profiler stuck for certain
+   * (@datadog/pprof then restarts it fully; that stop's samples may be
+   * missing).
    */
   readonly onStuckProfiler?: () => void;
+  /**
+   * Called when a native stop's profile only *might* show the stuck profiler
+   * (see {@link certainStuckOnly}); nothing is restarted.
+   */
+  readonly onPossiblyStuckProfiler?: () => void;
 }
 
 /**
@@ -194,8 +201,10 @@ export class WallSampler {
 
   #stopNative(restart: boolean): ProfileChunk {
     const capture = chunkCapture();
-    const profile = time.stop(restart, capture.labels);
+    const verdict = { possible: false };
+    const profile = certainStuckOnly(verdict, () => time.stop(restart, capture.labels));
     if (restart && time.v8ProfilerStuckEventLoopDetected() > 0) this.#opts.onStuckProfiler?.();
+    if (verdict.possible) this.#opts.onPossiblyStuckProfiler?.();
     return { profile, ...capture.chunk };
   }
 
@@ -220,4 +229,47 @@ export class WallSampler {
     this.#startUnixNs = nowUnixNs();
     this.#seq++;
   }
+}
+
+type StuckCheck = (this: unknown) => number;
+
+/**
+ * Run `stop` (one `time.stop`) so that @datadog/pprof restarts V8's profiler
+ * from scratch only when the profile shows the stuck-processor bug for
+ * certain. Its detector answers 0 (fine), 1 (possible: as many samples as
+ * hits, which its authors say can be a false positive) or 2 (certain: no
+ * hits at all), and `time.stop` restarts from scratch on either 1 or 2. A
+ * restart from scratch makes V8 walk the whole heap three times and log every
+ * compiled function again, the event loop held all along: 98 ms of
+ * main-thread CPU in one `WallProfiler::Start` at a window close of the HTTP
+ * bench service (perf at 999 Hz, 2026-12-04), where a 1 came once in ~24
+ * stops under load; with a ~70 MB heap, 68 ms (Node 24) and 62 ms (Node 20)
+ * against ~0.5 ms for a restarting stop (medians of 7,
+ * `node dist/bench/sampler/full-restart.js`). A profiler really stuck collects no
+ * hits, so the next stop (one chunk later) answers 2 and is restarted then.
+ *
+ * The check is the native class's method, replaced on its prototype for the
+ * length of this one synchronous call: nothing else runs meanwhile, and
+ * other users of @datadog/pprof in the process see it unchanged.
+ * `verdict.possible` tells whether a 1 was turned into 0.
+ */
+export function certainStuckOnly<T>(verdict: { possible: boolean }, stop: () => T, proto: Record<string, unknown> = profilerPrototype()): T {
+  const check = proto['v8ProfilerStuckEventLoopDetected'];
+  if (typeof check !== 'function') return stop();
+  const original = check as StuckCheck;
+  proto['v8ProfilerStuckEventLoopDetected'] = function (this: unknown): number {
+    const v = original.call(this);
+    if (v !== 1) return v;
+    verdict.possible = true;
+    return 0;
+  };
+  try {
+    return stop();
+  } finally {
+    proto['v8ProfilerStuckEventLoopDetected'] = original;
+  }
+}
+
+function profilerPrototype(): Record<string, unknown> {
+  return ((TimeProfiler as { prototype?: Record<string, unknown> } | undefined)?.prototype ?? {});
 }
