@@ -55,7 +55,13 @@ export interface WindowAggregates {
   /** False when the window has no `cpu/nanoseconds` values. */
   readonly hasCpu: boolean;
   readonly bySpan: ReadonlyMap<string, SampleFigures>;
-  /** Keyed by `local_root_span_id`: all samples of a local trace subtree. */
+  /**
+   * Keyed by `local_root_span_id`: the samples of a local trace subtree
+   * other than its root span's own, which are in `bySpan` under the same id
+   * (the subtree's figures are the two together). A root span's samples are
+   * not kept twice: most sampled spans of a service are roots, and the
+   * figures outlive their window by one more (surviving two scavenges).
+   */
   readonly byLocalRoot: ReadonlyMap<string, SampleFigures>;
   /** Spans left out because the window had more than the cap. */
   readonly spansDropped: number;
@@ -131,7 +137,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
         if (f === undefined) spansDropped++;
         else add(f, count, sampledWall, cpu, leaf, gc);
       }
-      if (rootId !== undefined && rootId !== '') {
+      if (rootId !== undefined && rootId !== '' && rootId !== spanId) {
         const f = figuresFor(byLocalRoot, rootId, maxSpans);
         if (f === undefined) spansDropped++;
         else add(f, count, sampledWall, cpu, leaf, gc);

@@ -18,29 +18,33 @@ export function zeroFigures(): MergedFigures {
 
 /**
  * Figures of one id over the windows that may hold its samples: the window it
- * ended in and the one before (a span that started in the previous window).
- * `undefined` when no window has a sample of it.
+ * ended in and the one before (a span that started in the previous window),
+ * summed over every map `pick` gives (a local root's subtree is its own
+ * samples in `bySpan` plus its descendants' in `byLocalRoot`). `undefined`
+ * when no window has a sample of it.
  */
 export function collectFigures(
   id: string,
   windows: readonly (WindowAggregates | undefined)[],
-  pick: (w: WindowAggregates) => ReadonlyMap<string, SampleFigures>,
+  pick: (w: WindowAggregates) => readonly ReadonlyMap<string, SampleFigures>[],
 ): MergedFigures | undefined {
   let out: MergedFigures | undefined;
   for (const w of windows) {
     if (w === undefined) continue;
-    const f = pick(w).get(id);
-    if (f === undefined) continue;
-    out ??= zeroFigures();
-    out.samples += f.samples;
-    out.wallNs += f.wallNs;
-    out.cpuNs += f.cpuNs;
-    out.gcNs += f.gcNs;
-    const frames = out.frames;
-    forEachLeaf(f, (loc, n) => {
-      const name = w.frameName(loc);
-      frames.set(name, (frames.get(name) ?? 0) + n);
-    });
+    for (const map of pick(w)) {
+      const f = map.get(id);
+      if (f === undefined) continue;
+      out ??= zeroFigures();
+      out.samples += f.samples;
+      out.wallNs += f.wallNs;
+      out.cpuNs += f.cpuNs;
+      out.gcNs += f.gcNs;
+      const frames = out.frames;
+      forEachLeaf(f, (loc, n) => {
+        const name = w.frameName(loc);
+        frames.set(name, (frames.get(name) ?? 0) + n);
+      });
+    }
   }
   return out;
 }

@@ -431,7 +431,7 @@ export class TailSpanProcessor implements SpanProcessor {
       hasCpu ||= w.hasCpu;
       if (oldestStart === undefined || w.startUnixNs < oldestStart) oldestStart = w.startUnixNs;
     }
-    const own = collectFigures(h.spanId, windows, (w) => w.bySpan);
+    const own = collectFigures(h.spanId, windows, (w) => [w.bySpan]);
     const topN = this.#settings.topFrames;
     if (own !== undefined) writeFigures(attrs, PREFIX_SPAN, own, h.durationNs, hasCpu, topN, this.#scrub);
     else if (forced === undefined && oldestStart !== undefined) {
@@ -440,7 +440,7 @@ export class TailSpanProcessor implements SpanProcessor {
       writeFigures(attrs, PREFIX_SPAN, zeroFigures(), h.durationNs, hasCpu, 0);
     }
     if (h.localRoot) {
-      const sub = collectFigures(h.spanId, windows, (w) => w.byLocalRoot);
+      const sub = collectFigures(h.spanId, windows, (w) => [w.bySpan, w.byLocalRoot]);
       if (sub !== undefined) writeFigures(attrs, PREFIX_SUBTREE, sub, h.durationNs, hasCpu, topN, this.#scrub);
     }
     const status = forced ?? (oldestStart !== undefined && h.startUnixNs < oldestStart ? 'partial' : 'complete');
