@@ -38,11 +38,16 @@ interface CapturedContext {
 /**
  * One stop of the native profiler: its profile with a single cheap label per
  * sample, and the contexts those labels point at. Kept only until the window
- * is assembled.
+ * is assembled, which is past the next scavenge or two: what a chunk holds
+ * per sample is kept flat (a context value, mostly a small integer, and a
+ * number), not the object @datadog/pprof hands over with its BigInt.
  */
 export interface ProfileChunk {
   readonly profile: ProfileT;
-  readonly contexts: CapturedContext[];
+  /** Per context: the value the sampler held (a span id in the span table, or an object). */
+  readonly contexts: unknown[];
+  /** Per context: when it was sampled, µs since the epoch (exact in a double). */
+  readonly timestampsUs: number[];
   /** Per context: the sample's leaf frame is `(idle)`/`(program)` (no span code ran). */
   readonly notInSpan: boolean[];
 }
@@ -54,15 +59,18 @@ export interface ProfileChunk {
  * Runs inside @datadog/pprof's serializer: it never throws.
  */
 export function chunkCapture(): { chunk: Omit<ProfileChunk, 'profile'>; labels: (args: GenerateTimeLabelsArgs) => LabelSet } {
-  const contexts: CapturedContext[] = [];
+  const contexts: unknown[] = [];
+  const timestampsUs: number[] = [];
   const notInSpan: boolean[] = [];
   const none: LabelSet = {};
   return {
-    chunk: { contexts, notInSpan },
+    chunk: { contexts, timestampsUs, notInSpan },
     labels: ({ node, context }) => {
       if (context === undefined) return none;
+      const c = context as CapturedContext;
       const i = contexts.length;
-      contexts.push(context);
+      contexts.push(c.context);
+      timestampsUs.push(Number(c.timestamp));
       notInSpan.push(NOT_IN_SPAN.has(node.name ?? ''));
       return { [LABEL_CONTEXT_INDEX]: i };
     },
@@ -140,11 +148,9 @@ export function* assembleSteps(
     return set;
   };
   const labelsOf = (chunk: ProfileChunk, index: number | undefined): Label[] => {
-    if (index === undefined) return threadLabels;
-    const c = chunk.contexts[index];
-    if (c === undefined) return threadLabels;
-    // spanfuse binds SampleContexts; a Span or a Context (other callers) resolves too.
-    const s = resolveSample(c.context);
+    if (index === undefined || index >= chunk.contexts.length) return threadLabels;
+    // spanfuse binds span-table ids or SampleContexts; a Span or a Context (other callers) resolves too.
+    const s = resolveSample(chunk.contexts[index]);
     const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
     const base = inSpan ? spanLabels(s) : threadLabels;
     // A copy with one more slot (no spread: this code runs once per window,
@@ -152,7 +158,7 @@ export function* assembleSteps(
     const n = base.length;
     const out = new Array<Label>(n + 1);
     for (let i = 0; i < n; i++) out[i] = base[i] as Label;
-    out[n] = new Label({ key: key.ts, num: c.timestamp * 1000n });
+    out[n] = new Label({ key: key.ts, num: BigInt(chunk.timestampsUs[index] ?? 0) * 1000n });
     return out;
   };
 
