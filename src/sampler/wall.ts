@@ -1,6 +1,7 @@
 import { time } from '@datadog/pprof';
 import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
+import { withoutStringBytes } from '../core/pprof.js';
 import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
@@ -202,7 +203,7 @@ export class WallSampler {
   #stopNative(restart: boolean): ProfileChunk {
     const capture = chunkCapture();
     const verdict = { possible: false };
-    const profile = certainStuckOnly(verdict, () => time.stop(restart, capture.labels));
+    const profile = certainStuckOnly(verdict, () => withoutStringBytes(() => time.stop(restart, capture.labels)));
     if (restart && time.v8ProfilerStuckEventLoopDetected() > 0) this.#opts.onStuckProfiler?.();
     if (verdict.possible) this.#opts.onPossiblyStuckProfiler?.();
     return { profile, ...capture.chunk };
