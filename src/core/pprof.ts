@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as PprofFormat from 'pprof-format' with { 'resolution-mode': 'require' };
+import { withSwapped } from './swap.js';
 
 const require = createRequire(import.meta.url);
 const pf = require('pprof-format') as typeof PprofFormat;
@@ -139,13 +140,5 @@ type EncodeString = (s: string) => Uint8Array;
  * must not be encoded by pprof-format (its length would be wrong).
  */
 export function withoutStringBytes<T>(fn: () => T): T {
-  const table = pf.StringTable as unknown as { _encodeString?: EncodeString };
-  const original = table._encodeString;
-  if (typeof original !== 'function') return fn();
-  table._encodeString = () => NO_BYTES;
-  try {
-    return fn();
-  } finally {
-    table._encodeString = original;
-  }
+  return withSwapped<EncodeString, T>(pf.StringTable, '_encodeString', () => () => NO_BYTES, fn);
 }

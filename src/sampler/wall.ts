@@ -2,6 +2,7 @@ import { time } from '@datadog/pprof';
 import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { withoutStringBytes } from '../core/pprof.js';
+import { withSwapped } from '../core/swap.js';
 import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
@@ -254,23 +255,17 @@ type StuckCheck = (this: unknown) => number;
  * other users of @datadog/pprof in the process see it unchanged.
  * `verdict.possible` tells whether a 1 was turned into 0.
  */
-export function certainStuckOnly<T>(verdict: { possible: boolean }, stop: () => T, proto: Record<string, unknown> = profilerPrototype()): T {
-  const check = proto['v8ProfilerStuckEventLoopDetected'];
-  if (typeof check !== 'function') return stop();
-  const original = check as StuckCheck;
-  proto['v8ProfilerStuckEventLoopDetected'] = function (this: unknown): number {
-    const v = original.call(this);
-    if (v !== 1) return v;
-    verdict.possible = true;
-    return 0;
-  };
-  try {
-    return stop();
-  } finally {
-    proto['v8ProfilerStuckEventLoopDetected'] = original;
-  }
+export function certainStuckOnly<T>(verdict: { possible: boolean }, stop: () => T, proto: object = profilerPrototype()): T {
+  const possibleAsFine = (original: StuckCheck): StuckCheck =>
+    function (this: unknown): number {
+      const v = original.call(this);
+      if (v !== 1) return v;
+      verdict.possible = true;
+      return 0;
+    };
+  return withSwapped(proto, 'v8ProfilerStuckEventLoopDetected', possibleAsFine, stop);
 }
 
-function profilerPrototype(): Record<string, unknown> {
-  return ((TimeProfiler as { prototype?: Record<string, unknown> } | undefined)?.prototype ?? {});
+function profilerPrototype(): object {
+  return (TimeProfiler as { prototype?: object } | undefined)?.prototype ?? {};
 }
