@@ -26,6 +26,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { option, repoRootFrom } from '../args.js';
+import { median } from '../heap/harness.js';
 import { cpuKernel } from '../overhead/work.js';
 
 interface RunResult {
@@ -119,11 +120,6 @@ async function child(hz: number, calls: number, v8Only: boolean): Promise<void> 
   process.stdout.write(`${JSON.stringify({ ...out, acc: acc & 1 })}\n`);
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 
 function parent(args: readonly string[]): void {
   const repo = repoRootFrom(import.meta.url);
