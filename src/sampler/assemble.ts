@@ -26,6 +26,9 @@ import type { ThreadIdentity } from './labels.js';
  */
 const LABEL_CONTEXT_INDEX = LABEL_TIMESTAMP_NS;
 
+/** Samples handled between two yields of the assembly and of the packing. */
+const STEP_SAMPLES = 128;
+
 /** Stack roots that mean "no JS of any span was running". */
 const NOT_IN_SPAN = new Set(['(idle)', '(program)']);
 
@@ -36,14 +39,24 @@ interface CapturedContext {
 }
 
 /**
- * One stop of the native profiler: its profile with a single cheap label per
- * sample, and the contexts those labels point at. Kept only until the window
- * is assembled, which is past the next scavenge or two: what a chunk holds
- * per sample is kept flat (a context value, mostly a small integer, and a
- * number), not the object @datadog/pprof hands over with its BigInt.
+ * One stop of the native profiler: its samples, each with a single cheap
+ * label (an index), and the contexts those labels point at. Kept only until
+ * the window is assembled. What a chunk holds per sample is kept flat (a
+ * context value, mostly a small integer, and a number), not the object
+ * @datadog/pprof hands over with its BigInt; and a stop inside the window is
+ * packed soon after (see {@link packSteps}), since it waits seconds for its
+ * window to close: long enough for the scavenger to copy every one of its
+ * objects once or twice.
  */
 export interface ProfileChunk {
-  readonly profile: ProfileT;
+  /** The stop's profile as @datadog/pprof made it; undefined once packed. */
+  profile: ProfileT | undefined;
+  /** The same samples and tables in a few arrays; set when packed. */
+  packed: PackedChunk | undefined;
+  /** Set when the window that holds the chunk is closed: a packing still under way stops. */
+  claimed: boolean;
+  /** Samples in the stop. */
+  readonly samples: number;
   /** Per context: the value the sampler held (a span id in the span table, or an object). */
   readonly contexts: unknown[];
   /** Per context: when it was sampled, µs since the epoch (exact in a double). */
@@ -53,12 +66,115 @@ export interface ProfileChunk {
 }
 
 /**
+ * A chunk's samples and tables without per-entry objects: two typed arrays
+ * and a string array in place of ~600 Sample objects with their value,
+ * label and location arrays (~700 KB of JS objects per chunk under span
+ * load, measured with `bench/gc/survivors.ts`). Typed arrays of this size
+ * keep their contents outside V8's heap, so the scavenger has nothing to copy.
+ */
+export interface PackedChunk {
+  readonly strings: string[];
+  /** Per function: id, name, file name (string indices). */
+  readonly functions: Int32Array;
+  /** Per location: id, function id, line. */
+  readonly locations: Int32Array;
+  /** Sample i's stack is `stacks[stackStart[i]..stackStart[i + 1])` (location ids, leaf first). */
+  readonly stackStart: Int32Array;
+  readonly stacks: Int32Array;
+  /** `valuesPerSample` values per sample, in the profile's sample-type order. */
+  readonly values: Float64Array;
+  readonly valuesPerSample: number;
+  /** Per sample: its context's index in the chunk, or -1. */
+  readonly contextIndex: Int32Array;
+}
+
+/** A chunk fresh from a native stop. */
+export function profileChunk(profile: ProfileT, capture: Pick<ProfileChunk, 'contexts' | 'timestampsUs' | 'notInSpan'>): ProfileChunk {
+  return { profile, packed: undefined, claimed: false, samples: profile.sample.length, ...capture };
+}
+
+/**
+ * Pack a chunk's profile (see {@link PackedChunk}), yielding every few
+ * hundred entries; the chunk keeps its profile until the packing is whole.
+ * Stops early, leaving the chunk as it was, once the chunk is claimed by its
+ * window's build.
+ */
+export function* packSteps(chunk: ProfileChunk): Steps<void> {
+  const p = chunk.profile;
+  if (p === undefined || chunk.claimed) return;
+  const packed = yield* packProfile(p, () => chunk.claimed);
+  if (packed === undefined || chunk.claimed) return;
+  chunk.packed = packed;
+  chunk.profile = undefined;
+}
+
+function* packProfile(p: ProfileT, stop: () => boolean): Steps<PackedChunk | undefined> {
+  const fns = p.function;
+  const functions = new Int32Array(fns.length * 3);
+  for (let i = 0; i < fns.length; i++) {
+    const f = fns[i] as PprofFunction;
+    functions[i * 3] = Number(f.id);
+    functions[i * 3 + 1] = Number(f.name);
+    functions[i * 3 + 2] = Number(f.filename);
+  }
+  const locs = p.location;
+  const locations = new Int32Array(locs.length * 3);
+  for (let i = 0; i < locs.length; i++) {
+    const l = locs[i] as Location;
+    const line = l.line[0];
+    locations[i * 3] = Number(l.id);
+    locations[i * 3 + 1] = Number(line?.functionId ?? 0);
+    locations[i * 3 + 2] = Number(line?.line ?? 0);
+  }
+  yield;
+  if (stop()) return undefined;
+  const samples = p.sample;
+  const n = samples.length;
+  const valuesPerSample = p.sampleType.length;
+  let frames = 0;
+  for (let i = 0; i < n; i++) frames += (samples[i] as Sample).locationId.length;
+  const stackStart = new Int32Array(n + 1);
+  const stacks = new Int32Array(frames);
+  const values = new Float64Array(n * valuesPerSample);
+  const contextIndexes = new Int32Array(n);
+  const ctxKey = p.stringTable.strings.indexOf(LABEL_CONTEXT_INDEX);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const s = samples[i] as Sample;
+    stackStart[i] = at;
+    const ids = s.locationId;
+    for (let j = 0; j < ids.length; j++) stacks[at++] = Number(ids[j]);
+    const v = s.value;
+    for (let j = 0; j < valuesPerSample; j++) values[i * valuesPerSample + j] = Number(v[j] ?? 0);
+    contextIndexes[i] = contextIndex(s.label, ctxKey) ?? -1;
+    if ((i + 1) % STEP_SAMPLES === 0) {
+      yield;
+      if (stop()) return undefined;
+    }
+  }
+  stackStart[n] = at;
+  return {
+    strings: p.stringTable.strings,
+    functions,
+    locations,
+    stackStart,
+    stacks,
+    values,
+    valuesPerSample,
+    contextIndex: contextIndexes,
+  };
+}
+
+/**
  * The label callback for one native stop. It does as little as possible
  * while the event loop is held: per sample, one numeric label (an index) and
  * two array pushes. Building the real labels is left to the sliced assembly.
  * Runs inside @datadog/pprof's serializer: it never throws.
  */
-export function chunkCapture(): { chunk: Omit<ProfileChunk, 'profile'>; labels: (args: GenerateTimeLabelsArgs) => LabelSet } {
+export function chunkCapture(): {
+  chunk: Pick<ProfileChunk, 'contexts' | 'timestampsUs' | 'notInSpan'>;
+  labels: (args: GenerateTimeLabelsArgs) => LabelSet;
+} {
   const contexts: unknown[] = [];
   const timestampsUs: number[] = [];
   const notInSpan: boolean[] = [];
@@ -77,13 +193,11 @@ export function chunkCapture(): { chunk: Omit<ProfileChunk, 'profile'>; labels: 
   };
 }
 
-/** Samples handled between two yields of the assembly. */
-const STEP_SAMPLES = 128;
-
 /**
  * Build the window's wall profile from its chunks, yielding every few hundred
- * samples. The first chunk's tables are kept as they are; later chunks'
- * strings, functions and locations are merged into them. Every sample gets
+ * samples. The last chunk (the stop at the close) is the base: its tables
+ * are kept as they are and the earlier chunks' strings, functions and
+ * locations are merged into them; samples stay in time order. Every sample gets
  * the labels of DESIGN.md: thread id and name; with a span, its trace id,
  * span id, flags, name (read now, so a renamed span shows its final name)
  * and local root; with a context, its timestamp. Label objects are built
@@ -94,9 +208,9 @@ export function* assembleSteps(
   thread: ThreadIdentity,
   window: { readonly startUnixNs: bigint; readonly endUnixNs: bigint },
 ): Steps<ProfileT> {
-  const first = chunks[0];
-  if (first === undefined) throw new Error('a window needs at least one profile chunk');
-  const out = first.profile;
+  const last = chunks[chunks.length - 1];
+  const out = last?.profile;
+  if (last === undefined || out === undefined) throw new Error('a window needs its closing stop as a native profile');
   // The span labels add a few strings per span: keep them as strings only.
   const table = new LazyStringTable(out.stringTable.strings);
   out.stringTable = table;
@@ -162,22 +276,15 @@ export function* assembleSteps(
     return out;
   };
 
-  // The first chunk: relabel its samples in place.
-  const firstCtxKey = table.strings.indexOf(LABEL_CONTEXT_INDEX);
-  // Indexed loops throughout: for-of in this (interpreted) code allocates an
-  // iterator result per element.
+  // Earlier chunks first: merge their tables into the base's, then their
+  // samples. Functions are keyed by (name, file) and locations by
+  // (function, line), two string-table indices or ids packed in one number
+  // (see pairKey). Indexed loops throughout: for-of in this (interpreted)
+  // code allocates an iterator result per element.
   let n = 0;
-  const firstSamples = out.sample;
-  for (let i = 0; i < firstSamples.length; i++) {
-    const s = firstSamples[i] as Sample;
-    s.label = labelsOf(first, contextIndex(s.label, firstCtxKey));
-    if (++n % STEP_SAMPLES === 0) yield;
-  }
-
-  // Later chunks: merge their tables into the first one's, then their samples.
-  // Functions are keyed by (name, file) and locations by (function, line),
-  // two string-table indices or ids packed in one number (see pairKey).
+  const earlier: Sample[] = [];
   if (chunks.length > 1) {
+    const valuesPerSample = out.sampleType.length;
     const functionIds = new Map<number | string, number>();
     for (let i = 0; i < out.function.length; i++) {
       const f = out.function[i] as PprofFunction;
@@ -190,21 +297,24 @@ export function* assembleSteps(
       locationIds.set(pairKey(Number(line?.functionId ?? 0), Number(line?.line ?? 0)), Number(l.id));
     }
     yield;
-    for (let c = 1; c < chunks.length; c++) {
+    for (let c = 0; c < chunks.length - 1; c++) {
       const chunk = chunks[c];
       if (chunk === undefined) continue;
-      const p = chunk.profile;
-      const strings = p.stringTable.strings;
+      // Normally packed seconds ago; packed here when the close came first.
+      let packed = chunk.packed;
+      if (packed === undefined && chunk.profile !== undefined) packed = yield* packProfile(chunk.profile, never);
+      if (packed === undefined) continue;
+      const strings = packed.strings;
       const str = new Array<number>(strings.length);
       for (let i = 0; i < strings.length; i++) {
         str[i] = table.dedup(strings[i] as string);
         if ((i + 1) % STEP_SAMPLES === 0) yield;
       }
+      const fns = packed.functions;
       const fnMap = new Map<number, number>();
-      for (let i = 0; i < p.function.length; i++) {
-        const f = p.function[i] as PprofFunction;
-        const name = str[Number(f.name)] ?? 0;
-        const file = str[Number(f.filename)] ?? 0;
+      for (let i = 0; i < fns.length; i += 3) {
+        const name = str[fns[i + 1] as number] ?? 0;
+        const file = str[fns[i + 2] as number] ?? 0;
         const k = pairKey(name, file);
         let id = functionIds.get(k);
         if (id === undefined) {
@@ -212,42 +322,56 @@ export function* assembleSteps(
           functionIds.set(k, id);
           out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
         }
-        fnMap.set(Number(f.id), id);
-        if ((i + 1) % STEP_SAMPLES === 0) yield;
+        fnMap.set(fns[i] as number, id);
+        if ((i + 3) % (3 * STEP_SAMPLES) === 0) yield;
       }
+      const locs = packed.locations;
       const locMap = new Map<number, number>();
-      for (let i = 0; i < p.location.length; i++) {
-        const l = p.location[i] as Location;
-        const line = l.line[0];
-        const fn = fnMap.get(Number(line?.functionId ?? 0)) ?? 0;
-        const lineNo = line?.line ?? 0;
-        const k = pairKey(fn, Number(lineNo));
+      for (let i = 0; i < locs.length; i += 3) {
+        const fn = fnMap.get(locs[i + 1] as number) ?? 0;
+        const lineNo = locs[i + 2] as number;
+        const k = pairKey(fn, lineNo);
         let id = locationIds.get(k);
         if (id === undefined) {
           id = out.location.length + 1;
           locationIds.set(k, id);
           out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
         }
-        locMap.set(Number(l.id), id);
-        if ((i + 1) % STEP_SAMPLES === 0) yield;
+        locMap.set(locs[i] as number, id);
+        if ((i + 3) % (3 * STEP_SAMPLES) === 0) yield;
       }
       yield;
-      const ctxKey = strings.indexOf(LABEL_CONTEXT_INDEX);
-      const samples = p.sample;
-      for (let i = 0; i < samples.length; i++) {
-        const s = samples[i] as Sample;
-        const ids = s.locationId;
-        const locationId = new Array<number>(ids.length);
-        for (let j = 0; j < ids.length; j++) locationId[j] = locMap.get(Number(ids[j])) ?? 0;
-        out.sample.push(new Sample({ locationId, value: s.value, label: labelsOf(chunk, contextIndex(s.label, ctxKey)) }));
+      const { stackStart, stacks, values, contextIndex: ctx } = packed;
+      const vps = packed.valuesPerSample;
+      const samples = stackStart.length - 1;
+      for (let i = 0; i < samples; i++) {
+        const from = stackStart[i] as number;
+        const locationId = new Array<number>((stackStart[i + 1] as number) - from);
+        for (let j = 0; j < locationId.length; j++) locationId[j] = locMap.get(stacks[from + j] as number) ?? 0;
+        const value = new Array<number>(valuesPerSample);
+        for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
+        const at = ctx[i] as number;
+        earlier.push(new Sample({ locationId, value, label: labelsOf(chunk, at >= 0 ? at : undefined) }));
         if (++n % STEP_SAMPLES === 0) yield;
       }
     }
   }
+
+  // The closing stop: relabel its samples in place.
+  const ctxKey = table.strings.indexOf(LABEL_CONTEXT_INDEX);
+  const own = out.sample;
+  for (let i = 0; i < own.length; i++) {
+    const s = own[i] as Sample;
+    s.label = labelsOf(last, contextIndex(s.label, ctxKey));
+    if (++n % STEP_SAMPLES === 0) yield;
+  }
+  if (earlier.length > 0) out.sample = earlier.concat(own);
   out.timeNanos = window.startUnixNs;
   out.durationNanos = window.endUnixNs - window.startUnixNs;
   return out;
 }
+
+const never = (): boolean => false;
 
 /** Two non-negative integers as one map key: a number while exact (a < 2^21, b < 2^32), else a string. */
 function pairKey(a: number, b: number): number | string {

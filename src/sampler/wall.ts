@@ -3,10 +3,10 @@ import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { withoutStringBytes } from '../core/pprof.js';
 import { withSwapped } from '../core/swap.js';
-import { runSync } from '../core/slices.js';
+import { runSliced, runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
-import { assembleSteps, chunkCapture } from './assemble.js';
+import { assembleSteps, chunkCapture, packSteps, profileChunk } from './assemble.js';
 import type { ProfileChunk } from './assemble.js';
 import type { ThreadIdentity } from './labels.js';
 import { newProfileId, nowUnixNs } from './profile-id.js';
@@ -158,6 +158,7 @@ export class WallSampler {
     else this.#stopChunks();
     const chunks = this.#chunks;
     this.#chunks = [];
+    for (let i = 0; i < chunks.length; i++) (chunks[i] as ProfileChunk).claimed = true;
     try {
       chunks.push(this.#stopNative(restart));
     } finally {
@@ -207,17 +208,26 @@ export class WallSampler {
     const profile = certainStuckOnly(verdict, () => withoutStringBytes(() => time.stop(restart, capture.labels)));
     if (restart && time.v8ProfilerStuckEventLoopDetected() > 0) this.#opts.onStuckProfiler?.();
     if (verdict.possible) this.#opts.onPossiblyStuckProfiler?.();
-    return { profile, ...capture.chunk };
+    return profileChunk(profile, capture.chunk);
   }
 
-  /** A stop inside the window: the samples so far become a chunk. */
+  /**
+   * A stop inside the window: the samples so far become a chunk, packed on
+   * the next event-loop turns (it waits for its window's close for seconds).
+   */
   #chunk(): void {
     if (!this.#running) return;
+    let chunk: ProfileChunk;
     try {
-      this.#chunks.push(this.#stopNative(true));
+      chunk = this.#stopNative(true);
     } catch {
       this.#chunkErrors++;
+      return;
     }
+    this.#chunks.push(chunk);
+    // A packing that fails leaves the chunk as the stop made it, which the
+    // window's build reads as well.
+    runSliced(packSteps(chunk)).catch(() => undefined);
   }
 
   #stopChunks(): void {

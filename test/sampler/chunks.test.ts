@@ -19,6 +19,9 @@ import type { SamplerBinder } from '../../src/context/index.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS } from '../../src/core/labels.js';
 import { runSliced, runSync } from '../../src/core/slices.js';
 import { WallSampler } from '../../src/sampler/index.js';
+import type { RawWindow } from '../../src/sampler/index.js';
+import { packSteps, profileChunk } from '../../src/sampler/assemble.js';
+import { findLabel } from '../../src/core/pprof.js';
 
 function spin(ms: number): number {
   const end = Date.now() + ms;
@@ -62,9 +65,16 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     const raw = sampler.close(true);
     assert.ok(raw !== undefined);
     assert.ok(raw.chunks.length >= 3, `expected several chunks, got ${raw.chunks.length}`);
+    // Stops inside the window were packed on later turns (the one just
+    // before the close may not have had its turn yet); the closing stop
+    // is the build's base, as @datadog/pprof made it.
+    const earlier = raw.chunks.slice(0, -1);
+    const packed = earlier.filter((c) => c.packed !== undefined && c.profile === undefined).length;
+    assert.ok(packed >= earlier.length - 1, `${packed} of ${earlier.length} stops inside the window packed`);
+    assert.ok(raw.chunks.at(-1)?.profile !== undefined);
     // The build yields every few hundred samples: count the steps, then let
     // runSliced drive a second build of the same chunks' samples.
-    const samplesIn = raw.chunks.reduce((n, c) => n + c.profile.sample.length, 0);
+    const samplesIn = raw.chunks.reduce((n, c) => n + c.samples, 0);
     const steps = sampler.windowSteps(raw);
     let yields = 0;
     let r = steps.next();
@@ -141,4 +151,98 @@ test('runSliced gives the event loop a turn between slices and returns the resul
   assert.equal(await runSliced(work(), 0), 15);
   assert.equal(turned, true);
   assert.equal(runSync(work()), 15);
+});
+
+test('packing keeps every sample\'s stack, values and context index; a claimed chunk is left alone', () => {
+  const sampler = new WallSampler({
+    samplingIntervalMicros: 1000,
+    collectCpuTime: true,
+    mode: detectContextMode(),
+    thread: { tid: process.pid, name: 'main' },
+  });
+  sampler.start();
+  let raw: RawWindow | undefined;
+  try {
+    spin(60);
+    raw = sampler.close(true);
+  } finally {
+    sampler.close(false);
+  }
+  assert.ok(raw !== undefined);
+  const chunk = raw.chunks.at(-1);
+  const p = chunk?.profile;
+  assert.ok(chunk !== undefined && p !== undefined && p.sample.length > 20, 'a stop with samples');
+  const ctxKey = p.stringTable.strings.indexOf(LABEL_TIMESTAMP_NS);
+  const expected = p.sample.map((s) => ({
+    stack: s.locationId.map(Number),
+    values: s.value.map(Number),
+    ctx: ctxKey > 0 ? Number(findLabel(s.label, ctxKey)?.num ?? -1) : -1,
+  }));
+  const fns = p.function.map((f) => [Number(f.id), Number(f.name), Number(f.filename)]);
+  const locs = p.location.map((l) => [Number(l.id), Number(l.line[0]?.functionId ?? 0), Number(l.line[0]?.line ?? 0)]);
+  const strings = p.stringTable.strings;
+
+  const claimed = profileChunk(p, { contexts: chunk.contexts, timestampsUs: chunk.timestampsUs, notInSpan: chunk.notInSpan });
+  claimed.claimed = true;
+  runSync(packSteps(claimed));
+  assert.equal(claimed.packed, undefined, 'a chunk claimed by its window is not packed');
+  assert.equal(claimed.profile, p);
+
+  runSync(packSteps(chunk));
+  const k = chunk.packed;
+  assert.ok(k !== undefined && chunk.profile === undefined);
+  assert.equal(chunk.samples, expected.length);
+  assert.equal(k.strings, strings);
+  assert.equal(k.valuesPerSample, 3, 'sample count, wall time and CPU time');
+  assert.deepEqual(Array.from(k.functions), fns.flat());
+  assert.deepEqual(Array.from(k.locations), locs.flat());
+  assert.equal(k.stackStart.length, expected.length + 1);
+  const got = expected.map((_, i) => ({
+    stack: Array.from(k.stacks.subarray(k.stackStart[i], k.stackStart[i + 1])),
+    values: Array.from(k.values.subarray(i * 3, i * 3 + 3)),
+    ctx: k.contextIndex[i],
+  }));
+  assert.deepEqual(got, expected);
+});
+
+test('a window whose earlier stop was never packed is built the same way, in time order', () => {
+  const sampler = new WallSampler({
+    samplingIntervalMicros: 1000,
+    collectCpuTime: false,
+    mode: detectContextMode(),
+    thread: { tid: process.pid, name: 'main' },
+  });
+  sampler.start();
+  let a: RawWindow | undefined;
+  let b: RawWindow | undefined;
+  try {
+    spin(40);
+    a = sampler.close(true);
+    spin(40);
+    b = sampler.close(true);
+  } finally {
+    sampler.close(false);
+  }
+  const first = a?.chunks.at(-1);
+  const second = b?.chunks.at(-1);
+  assert.ok(a !== undefined && b !== undefined && first !== undefined && second !== undefined);
+  assert.equal(first.packed, undefined);
+  const n1 = first.samples;
+  const n2 = second.samples;
+  assert.ok(n1 > 10 && n2 > 10, `samples in both stops (${n1}, ${n2})`);
+  const w = runSync(sampler.windowSteps({ ...a, endUnixNs: b.endUnixNs, chunks: [first, second] }));
+  const p = w.wall;
+  assert.equal(p.sample.length, n1 + n2);
+  const strings = p.stringTable.strings;
+  const threadKey = strings.indexOf(LABEL_THREAD_ID);
+  for (const s of p.sample) assert.ok(s.label.some((l) => Number(l.key) === threadKey), 'every sample names its thread');
+  const locationIds = new Set(p.location.map((l) => Number(l.id)));
+  for (const s of p.sample) for (const id of s.locationId) assert.ok(locationIds.has(Number(id)));
+  // The tables are merged: a function in both stops (the test's own frames) has one entry.
+  const keys = p.function.map((f) => `${strings[Number(f.name)]}@${strings[Number(f.filename)]}`);
+  assert.equal(new Set(keys).size, keys.length, 'one function entry per name and file');
+  assert.ok(keys.some((k) => k.includes('chunks.test')), 'the test file is among the frames');
+  // Samples of the earlier stop come first: the wall values sum to about each stop's span.
+  const wallNs = (from: number, to: number): number => p.sample.slice(from, to).reduce((t, s) => t + Number(s.value[1]), 0);
+  assert.ok(wallNs(0, n1) > 20e6 && wallNs(n1, n1 + n2) > 20e6, 'each stop holds its ~40 ms of samples');
 });
