@@ -176,7 +176,9 @@ export class Spanfuse {
     this.#binder =
       this.mode === 'async-context-frame'
         ? new FrameBinder()
-        : new HookBinder(() => this.#contextManager.activeSampleOrUndefined());
+        : new HookBinder(() => this.#contextManager.activeSampleOrUndefined(), {
+            clearBetweenCallbacks: config.clearContextBetweenCallbacks,
+          });
     this.#sampler = new WallSampler({
       samplingIntervalMicros: config.samplingIntervalMicros,
       collectCpuTime: config.collectCpuTime,

@@ -187,6 +187,16 @@ export const CONFIGS: readonly BenchConfig[] = [
     byDefault: false,
   },
   {
+    name: 'spanfuse-hooks-clear',
+    description: 'spanfuse defaults, and without AsyncContextFrame (Node 20) the span slot cleared after every callback (the default before 2026-12-05)',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, clearContextBetweenCallbacks: true },
+    byDefault: false,
+  },
+  {
     name: 'spanfuse-50hz',
     description: 'spanfuse defaults at 50 Hz (samplingIntervalMicros 20000) instead of 100 Hz',
     profiler: 'spanfuse',

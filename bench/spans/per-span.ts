@@ -11,6 +11,9 @@
 //             passes in a worker of their own, the default before 2026-12-04)
 //   spanfuse-notail  defaults but SPANFUSE_SPANS_FILE=false and SPANFUSE_TAIL_ENABLED=false
 //             (with spanfuse-nofile: what tail detection costs)
+//   spanfuse-hooks-clear  defaults but SPANFUSE_CLEAR_CONTEXT_BETWEEN_CALLBACKS=true (without
+//             AsyncContextFrame: the span slot cleared after every callback, the default
+//             before 2026-12-05)
 // The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
 // with a turn of the event loop (setImmediate) every 64 spans.
 // Rounds interleave the variants (order rotated each round); the table gives
@@ -21,7 +24,7 @@
 // its bound request/response listeners), in every variant.
 // Run (after `npm run build`):
 //   node dist/bench/spans/per-span.js [--rounds 9] [--spans 100000]
-//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-worker,spanfuse-notail] [--node-arg=--no-async-context-frame]
+//        [--variants control,spanfuse,spanfuse-tc,spanfuse-nofile,spanfuse-state-worker,spanfuse-notail,spanfuse-hooks-clear] [--node-arg=--no-async-context-frame]
 //        [--node /path/to/node] [--reenter 5]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,8 +34,23 @@ import { fileURLToPath } from 'node:url';
 import { option } from '../args.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
-type VariantName = 'control' | 'spanfuse' | 'spanfuse-tc' | 'spanfuse-nofile' | 'spanfuse-state-worker' | 'spanfuse-notail';
-const VARIANTS: readonly VariantName[] = ['control', 'spanfuse', 'spanfuse-tc', 'spanfuse-nofile', 'spanfuse-state-worker', 'spanfuse-notail'];
+type VariantName =
+  | 'control'
+  | 'spanfuse'
+  | 'spanfuse-tc'
+  | 'spanfuse-nofile'
+  | 'spanfuse-state-worker'
+  | 'spanfuse-notail'
+  | 'spanfuse-hooks-clear';
+const VARIANTS: readonly VariantName[] = [
+  'control',
+  'spanfuse',
+  'spanfuse-tc',
+  'spanfuse-nofile',
+  'spanfuse-state-worker',
+  'spanfuse-notail',
+  'spanfuse-hooks-clear',
+];
 
 interface ChildResult {
   readonly variant: VariantName;
@@ -137,6 +155,7 @@ function parent(): void {
           SPANFUSE_SPANS_FILE: v === 'spanfuse-nofile' || v === 'spanfuse-notail' ? 'false' : 'true',
           SPANFUSE_TAIL_ENABLED: v === 'spanfuse-notail' ? 'false' : 'true',
           SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-worker' ? 'worker' : 'main',
+          SPANFUSE_CLEAR_CONTEXT_BETWEEN_CALLBACKS: v === 'spanfuse-hooks-clear' ? 'true' : 'false',
         };
         const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', String(reenter)], { env, encoding: 'utf8', timeout: 300_000 });
         if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);

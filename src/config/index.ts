@@ -39,6 +39,14 @@ export interface SpanfuseOptions {
   /** Collect per-sample thread CPU time (`SPANFUSE_CPU_TIME`). Default true. */
   collectCpuTime?: boolean;
   /**
+   * Without AsyncContextFrame (Node 20): also clear the sampler's context
+   * slot after every async callback (`SPANFUSE_CLEAR_CONTEXT_BETWEEN_CALLBACKS`).
+   * Default false: the slot keeps the last callback's span until the next
+   * callback sets its own, which halves the async_hooks calls (see
+   * `HookBinder`). Ignored with AsyncContextFrame.
+   */
+  clearContextBetweenCallbacks?: boolean;
+  /**
    * Write ended spans to `<outputDir>/spans.jsonl` when spanfuse provides the
    * tracer provider (`SPANFUSE_SPANS_FILE`). Default true.
    */
@@ -83,6 +91,7 @@ export interface ResolvedConfig {
   readonly windowMs: number;
   readonly samplingIntervalMicros: number;
   readonly collectCpuTime: boolean;
+  readonly clearContextBetweenCallbacks: boolean;
   readonly spansFile: boolean;
   readonly spansFileMaxBytes: number;
   readonly spansFileOneIn: number;
@@ -133,6 +142,11 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     DEFAULTS.samplingIntervalMicros,
   );
   const collectCpuTime = pick(options.collectCpuTime, envBool(env, 'SPANFUSE_CPU_TIME', problems), true);
+  const clearContextBetweenCallbacks = pick(
+    options.clearContextBetweenCallbacks,
+    envBool(env, 'SPANFUSE_CLEAR_CONTEXT_BETWEEN_CALLBACKS', problems),
+    false,
+  );
   const spansFile = pick(options.spansFile, envBool(env, 'SPANFUSE_SPANS_FILE', problems), true);
   const spansFileMaxBytes = pick(
     options.spansFileMaxBytes,
@@ -165,6 +179,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
   // Validate the merged values (code-supplied ones have not been checked yet).
   checkBool(problems, 'enabled', enabled);
   checkBool(problems, 'collectCpuTime', collectCpuTime);
+  checkBool(problems, 'clearContextBetweenCallbacks', clearContextBetweenCallbacks);
   checkBool(problems, 'spansFile', spansFile);
   checkInt(problems, 'windowMs', windowMs, WINDOW_BOUNDS);
   checkInt(problems, 'samplingIntervalMicros', samplingIntervalMicros, INTERVAL_BOUNDS);
@@ -205,6 +220,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     windowMs,
     samplingIntervalMicros,
     collectCpuTime,
+    clearContextBetweenCallbacks,
     spansFile,
     spansFileMaxBytes,
     spansFileOneIn,

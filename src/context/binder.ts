@@ -102,21 +102,35 @@ function findSamplerKey(): AsyncLocalStorage<unknown> | undefined {
 /**
  * No AsyncContextFrame (Node 20, Node 22 without the flag): the sampler holds
  * one global context slot, so we rewrite it whenever the running continuation
- * changes: on entering a context (`with`) and in async_hooks `before`/`after`.
- * The slot holds the span object itself (nothing is built per span); it is
- * only written when the span differs by identity from the one already there.
+ * changes: on entering a context (`with`) and in the async_hooks `before` of
+ * every callback. The slot holds the span object itself (nothing is built
+ * per span); it is only written when the span differs by identity from the
+ * one already there.
+ *
+ * By default the slot is not cleared after a callback: it keeps the last
+ * callback's span until the next callback's `before` rewrites it. Clearing
+ * it in `after` (`clearBetweenCallbacks`, the behaviour before 2026-12-05)
+ * costs a second JS hook per callback and promise reaction, and two native
+ * writes per callback inside a span (each makes or drops a global handle
+ * around a small heap block), where consecutive callbacks of one span
+ * otherwise cost no write at all. What the stale slot can label: only code
+ * that runs between two callbacks outside both (Node's own loop glue), as
+ * samples whose leaf is `(idle)` or `(program)` are never given a span when
+ * the window is built (see `chunkCapture`).
  */
 export class HookBinder implements SamplerBinder {
   readonly mode = 'async-hooks' as const;
   readonly #active: () => object | undefined;
+  readonly #clearBetweenCallbacks: boolean;
   /** What the slot holds now (undefined: no span). */
   current: object | undefined;
   #hook: AsyncHook | undefined;
   #switches = 0;
 
   /** `active` returns the span (or any per-span object) of the context active now. */
-  constructor(active: () => object | undefined) {
+  constructor(active: () => object | undefined, opts: { readonly clearBetweenCallbacks?: boolean } = {}) {
     this.#active = active;
+    this.#clearBetweenCallbacks = opts.clearBetweenCallbacks === true;
   }
 
   get enabled(): boolean {
@@ -125,16 +139,17 @@ export class HookBinder implements SamplerBinder {
 
   enable(): void {
     if (this.#hook !== undefined) return;
-    this.#hook = createHook({
-      before: () => {
-        this.set(this.#active());
-      },
-      // Between callbacks the thread runs no span's code (event loop, idle):
-      // clear the slot so nothing outside a span is labelled with one.
-      after: () => {
-        if (this.current !== undefined) this.set(undefined);
-      },
-    });
+    const before = (): void => {
+      this.set(this.#active());
+    };
+    this.#hook = this.#clearBetweenCallbacks
+      ? createHook({
+          before,
+          after: () => {
+            if (this.current !== undefined) this.set(undefined);
+          },
+        })
+      : createHook({ before });
     this.#hook.enable();
     this.set(this.#active());
   }
