@@ -188,7 +188,7 @@ export const CONFIGS: readonly BenchConfig[] = [
   },
   {
     name: 'spanfuse-hooks-clear',
-    description: 'spanfuse defaults, and without AsyncContextFrame (Node 20) the span slot cleared after every callback (the default before 2026-12-05)',
+    description: 'spanfuse defaults, and without AsyncContextFrame (Node 20) the span slot cleared after every callback (the default up to 6e7e4cb)',
     profiler: 'spanfuse',
     tracing: 'spanfuse',
     labels: 'none',

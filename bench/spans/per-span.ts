@@ -13,7 +13,7 @@
 //             (with spanfuse-nofile: what tail detection costs)
 //   spanfuse-hooks-clear  defaults but SPANFUSE_CLEAR_CONTEXT_BETWEEN_CALLBACKS=true (without
 //             AsyncContextFrame: the span slot cleared after every callback, the default
-//             before 2026-12-05)
+//             up to 6e7e4cb)
 // The loop: startActiveSpan -> await (resolved promise) -> end, sequential,
 // with a turn of the event loop (setImmediate) every 64 spans.
 // Rounds interleave the variants (order rotated each round); the table gives

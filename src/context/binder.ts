@@ -109,7 +109,7 @@ function findSamplerKey(): AsyncLocalStorage<unknown> | undefined {
  *
  * By default the slot is not cleared after a callback: it keeps the last
  * callback's span until the next callback's `before` rewrites it. Clearing
- * it in `after` (`clearBetweenCallbacks`, the behaviour before 2026-12-05)
+ * it in `after` (`clearBetweenCallbacks`, the behaviour up to 6e7e4cb)
  * costs a second JS hook per callback and promise reaction, and two native
  * writes per callback inside a span (each makes or drops a global handle
  * around a small heap block), where consecutive callbacks of one span
