@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Profile, StringTable, withoutStringBytes } from '../../src/core/pprof.js';
-import { detectContextMode } from '../../src/context/index.js';
 import { encodePprofSync } from '../../src/profile/index.js';
-import { WallSampler } from '../../src/sampler/wall.js';
+import { spin, testSampler } from '../support/sampler.js';
 
 test('inside a stop a new table keeps its strings without their bytes; outside, tables encode as before', () => {
   const inside = withoutStringBytes(() => {
@@ -31,21 +30,11 @@ test('inside a stop a new table keeps its strings without their bytes; outside, 
 });
 
 test('a window built from native chunks encodes to a pprof whose strings decode back', () => {
-  const sampler = new WallSampler({
-    samplingIntervalMicros: 1000,
-    collectCpuTime: true,
-    mode: detectContextMode(),
-    thread: { tid: process.pid, name: 'main' },
-    windowMs: 1000,
-    chunkSamples: 20,
-  });
+  const sampler = testSampler({ windowMs: 1000, chunkSamples: 20 });
   sampler.start();
   let window;
   try {
-    const end = Date.now() + 150;
-    let x = 0;
-    while (Date.now() < end) x = (x * 31 + 7) | 0;
-    assert.ok(Number.isInteger(x));
+    assert.ok(Number.isInteger(spin(150)));
     window = sampler.rotate(true);
   } finally {
     sampler.rotate(false);

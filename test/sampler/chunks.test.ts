@@ -18,17 +18,10 @@ import {
 import type { SamplerBinder } from '../../src/context/index.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS } from '../../src/core/labels.js';
 import { runSliced, runSync } from '../../src/core/slices.js';
-import { WallSampler } from '../../src/sampler/index.js';
+import { testSampler, spin } from '../support/sampler.js';
 import type { RawWindow } from '../../src/sampler/index.js';
 import { packSteps, profileChunk } from '../../src/sampler/assemble.js';
 import { findLabel } from '../../src/core/pprof.js';
-
-function spin(ms: number): number {
-  const end = Date.now() + ms;
-  let x = 0;
-  while (Date.now() < end) x = (x * 31 + 7) | 0;
-  return x;
-}
 
 test('a window of several native chunks is assembled, sliced, into one consistent labelled profile', async () => {
   const mode = detectContextMode();
@@ -39,14 +32,7 @@ test('a window of several native chunks is assembled, sliced, into one consisten
   trace.setGlobalTracerProvider(new BasicTracerProvider());
   const tracer = trace.getTracer('chunks-test');
   // 1 ms sampling, chunks of ~100 samples: about one native stop every 100 ms.
-  const sampler = new WallSampler({
-    samplingIntervalMicros: 1000,
-    collectCpuTime: false,
-    mode,
-    thread: { tid: process.pid, name: 'main' },
-    windowMs: 60_000,
-    chunkSamples: 100,
-  });
+  const sampler = testSampler({ collectCpuTime: false, mode, windowMs: 60_000, chunkSamples: 100 });
   assert.equal(sampler.chunkMs, 100);
   sampler.start();
   manager.setBinder(binder);
@@ -154,12 +140,7 @@ test('runSliced gives the event loop a turn between slices and returns the resul
 });
 
 test('packing keeps every sample\'s stack, values and context index; a claimed chunk is left alone', () => {
-  const sampler = new WallSampler({
-    samplingIntervalMicros: 1000,
-    collectCpuTime: true,
-    mode: detectContextMode(),
-    thread: { tid: process.pid, name: 'main' },
-  });
+  const sampler = testSampler();
   sampler.start();
   let raw: RawWindow | undefined;
   try {
@@ -206,12 +187,7 @@ test('packing keeps every sample\'s stack, values and context index; a claimed c
 });
 
 test('a window whose earlier stop was never packed is built the same way, in time order', () => {
-  const sampler = new WallSampler({
-    samplingIntervalMicros: 1000,
-    collectCpuTime: false,
-    mode: detectContextMode(),
-    thread: { tid: process.pid, name: 'main' },
-  });
+  const sampler = testSampler({ collectCpuTime: false });
   sampler.start();
   let a: RawWindow | undefined;
   let b: RawWindow | undefined;

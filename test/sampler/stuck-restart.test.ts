@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { time } from '@datadog/pprof';
 import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
-import { certainStuckOnly, WallSampler } from '../../src/sampler/wall.js';
-import { detectContextMode } from '../../src/context/index.js';
+import { certainStuckOnly } from '../../src/sampler/wall.js';
+import { spin, testSampler } from '../support/sampler.js';
 
 test('a possible stuck verdict (1) reads as 0 during the stop and is reported; a certain one (2) passes', () => {
   for (const [answer, seen, possible] of [
@@ -45,19 +45,11 @@ test('the sampler stops through the real native class and leaves its check as it
   const original = proto['v8ProfilerStuckEventLoopDetected'];
   assert.equal(typeof original, 'function', '@datadog/pprof still has the check spanfuse wraps');
   let insideStop: unknown;
-  const sampler = new WallSampler({
-    samplingIntervalMicros: 1000,
-    collectCpuTime: true,
-    mode: detectContextMode(),
-    thread: { tid: process.pid, name: 'main' },
-  });
+  const sampler = testSampler();
   sampler.start();
   try {
     // 100 ms of CPU: ~100 samples for the window below.
-    const end = Date.now() + 100;
-    let x = 0;
-    while (Date.now() < end) x = (x * 31 + 7) | 0;
-    assert.ok(Number.isInteger(x));
+    assert.ok(Number.isInteger(spin(100)));
     // The wrapper is in place while @datadog/pprof's stop runs, and only then.
     const verdict = { possible: false };
     certainStuckOnly(verdict, () => (insideStop = proto['v8ProfilerStuckEventLoopDetected']));
