@@ -2,6 +2,7 @@ import type { LabelSet } from '@datadog/pprof';
 import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js';
 import { findLabel, Label, LazyStringTable, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
 import type { Profile as ProfileT } from '../core/pprof.js';
+import { STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import {
   LABEL_LOCAL_ROOT_SPAN_ID,
@@ -25,9 +26,6 @@ import type { ThreadIdentity } from './labels.js';
  * replaces it with the real labels (the timestamp among them).
  */
 const LABEL_CONTEXT_INDEX = LABEL_TIMESTAMP_NS;
-
-/** Samples handled between two yields of the assembly and of the packing. */
-const STEP_SAMPLES = 128;
 
 /** Stack roots that mean "no JS of any span was running". */
 const NOT_IN_SPAN = new Set(['(idle)', '(program)']);
@@ -147,7 +145,7 @@ function* packProfile(p: ProfileT, stop: () => boolean): Steps<PackedChunk | und
     const v = s.value;
     for (let j = 0; j < valuesPerSample; j++) values[i * valuesPerSample + j] = Number(v[j] ?? 0);
     contextIndexes[i] = contextIndex(s.label, ctxKey) ?? -1;
-    if ((i + 1) % STEP_SAMPLES === 0) {
+    if ((i + 1) % STEP_ENTRIES === 0) {
       yield;
       if (stop()) return undefined;
     }
@@ -308,7 +306,7 @@ export function* assembleSteps(
       const str = new Array<number>(strings.length);
       for (let i = 0; i < strings.length; i++) {
         str[i] = table.dedup(strings[i] as string);
-        if ((i + 1) % STEP_SAMPLES === 0) yield;
+        if ((i + 1) % STEP_ENTRIES === 0) yield;
       }
       const fns = packed.functions;
       const fnMap = new Map<number, number>();
@@ -323,7 +321,7 @@ export function* assembleSteps(
           out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
         }
         fnMap.set(fns[i] as number, id);
-        if ((i + 3) % (3 * STEP_SAMPLES) === 0) yield;
+        if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
       }
       const locs = packed.locations;
       const locMap = new Map<number, number>();
@@ -338,7 +336,7 @@ export function* assembleSteps(
           out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
         }
         locMap.set(locs[i] as number, id);
-        if ((i + 3) % (3 * STEP_SAMPLES) === 0) yield;
+        if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
       }
       yield;
       const { stackStart, stacks, values, contextIndex: ctx } = packed;
@@ -352,7 +350,7 @@ export function* assembleSteps(
         for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
         const at = ctx[i] as number;
         earlier.push(new Sample({ locationId, value, label: labelsOf(chunk, at >= 0 ? at : undefined) }));
-        if (++n % STEP_SAMPLES === 0) yield;
+        if (++n % STEP_ENTRIES === 0) yield;
       }
     }
   }
@@ -363,7 +361,7 @@ export function* assembleSteps(
   for (let i = 0; i < own.length; i++) {
     const s = own[i] as Sample;
     s.label = labelsOf(last, contextIndex(s.label, ctxKey));
-    if (++n % STEP_SAMPLES === 0) yield;
+    if (++n % STEP_ENTRIES === 0) yield;
   }
   if (earlier.length > 0) out.sample = earlier.concat(own);
   out.timeNanos = window.startUnixNs;
