@@ -23,6 +23,7 @@ import { getHeapSpaceStatistics } from 'node:v8';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import { cpuKernel } from '../overhead/work.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
+import { hasThreadCpu, threadCpuMs } from '../thread-cpu.js';
 
 const env = process.env;
 const durationMs = Number(env['EL_DURATION_MS'] ?? 25_000);
@@ -184,15 +185,6 @@ async function main(): Promise<void> {
   await new Promise<void>((done) => process.stdout.write(JSON.stringify(out) + '\n', () => done()));
 }
 
-const hasThreadCpu = typeof (process as { threadCpuUsage?: unknown }).threadCpuUsage === 'function';
-
-/** CPU time of this thread (ms); the whole process's on Node < 23.9. */
-function threadCpuMs(): number {
-  const u = hasThreadCpu
-    ? (process as unknown as { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage()
-    : process.cpuUsage();
-  return (u.user + u.system) / 1000;
-}
 
 function cpuSince(from: NodeJS.CpuUsage): number {
   const d = process.cpuUsage(from);

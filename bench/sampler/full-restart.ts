@@ -10,6 +10,7 @@
  */
 import { time } from '@datadog/pprof';
 import { option } from '../args.js';
+import { threadCpuMs } from '../thread-cpu.js';
 
 const args = process.argv.slice(2);
 const objects = Number(option(args, '--objects', '400000'));
@@ -33,11 +34,6 @@ const opts = {
   workaroundV8Bug: false,
   lineNumbers: false,
 };
-const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
-const cpuMs = (): number => {
-  const u = threadCpu !== undefined ? threadCpu.call(process) : process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 const spin = (ms: number): void => {
   const end = Date.now() + ms;
   while (Date.now() < end);
@@ -47,10 +43,10 @@ const measure = (f: () => void): string => {
   const wall: number[] = [];
   for (let k = 0; k < rounds; k++) {
     spin(300);
-    const c0 = cpuMs();
+    const c0 = threadCpuMs();
     const t0 = performance.now();
     f();
-    cpu.push(cpuMs() - c0);
+    cpu.push(threadCpuMs() - c0);
     wall.push(performance.now() - t0);
   }
   const med = (xs: number[]): string => [...xs].sort((a, b) => a - b)[xs.length >> 1]?.toFixed(1) ?? '?';

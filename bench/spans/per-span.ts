@@ -34,15 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { option } from '../args.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
-type VariantName =
-  | 'control'
-  | 'spanfuse'
-  | 'spanfuse-tc'
-  | 'spanfuse-nofile'
-  | 'spanfuse-state-worker'
-  | 'spanfuse-notail'
-  | 'spanfuse-hooks-clear';
-const VARIANTS: readonly VariantName[] = [
+const VARIANTS = [
   'control',
   'spanfuse',
   'spanfuse-tc',
@@ -50,7 +42,8 @@ const VARIANTS: readonly VariantName[] = [
   'spanfuse-state-worker',
   'spanfuse-notail',
   'spanfuse-hooks-clear',
-];
+] as const;
+type VariantName = (typeof VARIANTS)[number];
 
 interface ChildResult {
   readonly variant: VariantName;
