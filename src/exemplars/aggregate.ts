@@ -1,6 +1,7 @@
 import { FRAME_GARBAGE_COLLECTION, LABEL_LOCAL_ROOT_SPAN_ID, LABEL_SPAN_ID } from '../core/labels.js';
 import type { WindowProfile } from '../core/window.js';
-import { runSync } from '../core/slices.js';
+import { runSync, STEP_ENTRIES } from '../core/slices.js';
+import { FiguresTable } from './figures-table.js';
 import type { Steps } from '../core/slices.js';
 
 type Profile = WindowProfile['wall'];
@@ -9,44 +10,6 @@ type Label = Sample['label'][number];
 type Location = Profile['location'][number];
 type Numeric = number | bigint;
 
-/** What the samples of one span (or one local subtree) in one window add up to. */
-export interface SampleFigures {
-  /** Samples taken (sample/count). */
-  samples: number;
-  /**
-   * Sampled wall time: samples x the configured sampling interval. Not the
-   * profile's own `wall/nanoseconds` values: @datadog/pprof sets those to a
-   * window-wide average interval (window length / all hits, up to 2x the
-   * configured one), which can put more wall time on a span than it lasted.
-   */
-  wallNs: number;
-  /** Thread CPU time measured at each sample (cpu/nanoseconds). */
-  cpuNs: number;
-  /** Sampled wall time of samples whose leaf frame is `Garbage Collection`. */
-  gcNs: number;
-  /**
-   * The first leaf frame seen (a location id of one window, see
-   * {@link WindowAggregates.frameName}; -1: none yet) and its samples. Read
-   * through {@link forEachLeaf}.
-   */
-  leaf: number;
-  leafSamples: number;
-  /**
-   * Other leaf frames -> samples; made only for an id with more than one
-   * distinct leaf in the window. Most sampled spans have one or two samples
-   * per window: a Map (with its hash table) for each of them was ~70% of what
-   * the tail stage keeps of a window until the next one closes (heap snapshot,
-   * 2,500 spans/s: 390 of 530 KB, promoted to the old generation every window).
-   */
-  more: Map<number, number> | undefined;
-}
-
-/** Calls `fn` with each leaf location id of `f` and its samples. */
-export function forEachLeaf(f: SampleFigures, fn: (location: number, samples: number) => void): void {
-  if (f.leaf >= 0) fn(f.leaf, f.leafSamples);
-  if (f.more !== undefined) for (const [loc, n] of f.more) fn(loc, n);
-}
-
 /** Per-span figures of one closed window. */
 export interface WindowAggregates {
   readonly profileId: string;
@@ -54,7 +17,16 @@ export interface WindowAggregates {
   readonly endUnixNs: bigint;
   /** False when the window has no `cpu/nanoseconds` values. */
   readonly hasCpu: boolean;
-  readonly bySpan: ReadonlyMap<string, SampleFigures>;
+  /**
+   * By `span_id`: samples, sampled wall time (samples x the configured
+   * sampling interval, not the profile's own `wall/nanoseconds`, which
+   * @datadog/pprof sets to a window-wide average interval that can put more
+   * wall time on a span than it lasted), thread CPU time measured at each
+   * sample, sampled wall time of samples whose leaf frame is `Garbage
+   * Collection`, and leaf locations (see {@link frameName}) with their
+   * samples.
+   */
+  readonly bySpan: FiguresTable;
   /**
    * Keyed by `local_root_span_id`: the samples of a local trace subtree
    * other than its root span's own, which are in `bySpan` under the same id
@@ -62,7 +34,7 @@ export interface WindowAggregates {
    * not kept twice: most sampled spans of a service are roots, and the
    * figures outlive their window by one more (surviving two scavenges).
    */
-  readonly byLocalRoot: ReadonlyMap<string, SampleFigures>;
+  readonly byLocalRoot: FiguresTable;
   /** Spans left out because the window had more than the cap. */
   readonly spansDropped: number;
   /**
@@ -74,10 +46,6 @@ export interface WindowAggregates {
   frameName(locationId: number): string;
 }
 
-export function emptyFigures(): SampleFigures {
-  return { samples: 0, wallNs: 0, cpuNs: 0, gcNs: 0, leaf: -1, leafSamples: 0, more: undefined };
-}
-
 /**
  * One pass over the wall profile of a window: figures per span id and per
  * local root span id. At most `maxSpans` distinct ids of each kind are kept.
@@ -86,9 +54,6 @@ export function emptyFigures(): SampleFigures {
 export function aggregateWindow(window: WindowProfile, maxSpans: number): WindowAggregates {
   return runSync(aggregateSteps(window, maxSpans));
 }
-
-/** Samples aggregated between two yields of {@link aggregateSteps}. */
-const STEP_SAMPLES = 256;
 
 /** {@link aggregateWindow} in steps: yields every few hundred samples. */
 export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<WindowAggregates> {
@@ -100,8 +65,8 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
   const wallIdx = sampleTypeIndex(profile, 'wall');
   const cpuIdx = sampleTypeIndex(profile, 'cpu');
   const intervalNs = window.samplingIntervalMicros * 1000;
-  const bySpan = new Map<string, SampleFigures>();
-  const byLocalRoot = new Map<string, SampleFigures>();
+  const bySpan = new FiguresTable();
+  const byLocalRoot = new FiguresTable();
   let spansDropped = 0;
   const gcLocations = garbageCollectionLocations(profile);
 
@@ -111,7 +76,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
     // allocates an iterator result per element.
     const samples = profile.sample;
     for (let i = 0; i < samples.length; i++) {
-      if (++n % STEP_SAMPLES === 0) yield;
+      if (++n % STEP_ENTRIES === 0) yield;
       const sample = samples[i] as Sample;
       let spanId: string | undefined;
       let rootId: string | undefined;
@@ -133,14 +98,14 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
       const leaf = leafRaw === undefined ? -1 : Number(leafRaw);
       const gc = leaf >= 0 && gcLocations.has(leaf);
       if (spanId !== undefined && spanId !== '') {
-        const f = figuresFor(bySpan, spanId, maxSpans);
-        if (f === undefined) spansDropped++;
-        else add(f, count, sampledWall, cpu, leaf, gc);
+        const row = bySpan.findOrAdd(spanId, maxSpans);
+        if (row < 0) spansDropped++;
+        else bySpan.add(row, count, sampledWall, cpu, leaf, gc);
       }
       if (rootId !== undefined && rootId !== '' && rootId !== spanId) {
-        const f = figuresFor(byLocalRoot, rootId, maxSpans);
-        if (f === undefined) spansDropped++;
-        else add(f, count, sampledWall, cpu, leaf, gc);
+        const row = byLocalRoot.findOrAdd(rootId, maxSpans);
+        if (row < 0) spansDropped++;
+        else byLocalRoot.add(row, count, sampledWall, cpu, leaf, gc);
       }
     }
   }
@@ -155,32 +120,6 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
     spansDropped,
     frameName: frameNamer(profile, [bySpan, byLocalRoot]),
   };
-}
-
-function figuresFor(map: Map<string, SampleFigures>, id: string, max: number): SampleFigures | undefined {
-  let f = map.get(id);
-  if (f === undefined) {
-    if (map.size >= max) return undefined;
-    f = emptyFigures();
-    map.set(id, f);
-  }
-  return f;
-}
-
-function add(f: SampleFigures, count: number, wall: number, cpu: number, leaf: number, gc: boolean): void {
-  f.samples += count;
-  f.wallNs += wall;
-  f.cpuNs += cpu;
-  if (gc) f.gcNs += wall;
-  if (leaf < 0 || count <= 0) return;
-  if (f.leaf === leaf) f.leafSamples += count;
-  else if (f.leaf < 0) {
-    f.leaf = leaf;
-    f.leafSamples = count;
-  } else {
-    f.more ??= new Map();
-    f.more.set(leaf, (f.more.get(leaf) ?? 0) + count);
-  }
 }
 
 function value(values: Numeric[], idx: number): number {
@@ -217,14 +156,14 @@ function garbageCollectionLocations(profile: Profile): Set<number> {
  * whole string table (every span's ids) and its location and function lists
  * alive that long. Only the map of names is kept.
  */
-function frameNamer(profile: Profile, figures: readonly ReadonlyMap<string, SampleFigures>[]): (id: number) => string {
+function frameNamer(profile: Profile, figures: readonly FiguresTable[]): (id: number) => string {
   const names = leafNames(profile, figures);
   return (id) => names.get(id) ?? '(unknown)';
 }
 
-function leafNames(profile: Profile, figures: readonly ReadonlyMap<string, SampleFigures>[]): Map<number, string> {
+function leafNames(profile: Profile, figures: readonly FiguresTable[]): Map<number, string> {
   const leaves = new Set<number>();
-  for (const byId of figures) for (const f of byId.values()) forEachLeaf(f, (location) => leaves.add(location));
+  for (const table of figures) table.forEachLocation((location) => leaves.add(location));
   const strings = profile.stringTable.strings;
   const functions = new Map(profile.function.map((fn) => [Number(fn.id), fn]));
   const names = new Map<number, string>();

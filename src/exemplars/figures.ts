@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import { forEachLeaf } from './aggregate.js';
-import type { SampleFigures, WindowAggregates } from './aggregate.js';
+import type { WindowAggregates } from './aggregate.js';
+import type { FiguresTable } from './figures-table.js';
 import { FIG_CPU, FIG_GC, FIG_OFFCPU, FIG_SAMPLES, FIG_TOP_FRAMES, FIG_WALL } from './attributes.js';
 
 /** Figures summed over windows, leaf frames by name. */
@@ -26,21 +26,18 @@ export function zeroFigures(): MergedFigures {
 export function collectFigures(
   id: string,
   windows: readonly (WindowAggregates | undefined)[],
-  pick: (w: WindowAggregates) => readonly ReadonlyMap<string, SampleFigures>[],
+  pick: (w: WindowAggregates) => readonly FiguresTable[],
 ): MergedFigures | undefined {
   let out: MergedFigures | undefined;
   for (const w of windows) {
     if (w === undefined) continue;
-    for (const map of pick(w)) {
-      const f = map.get(id);
-      if (f === undefined) continue;
+    for (const table of pick(w)) {
+      const row = table.find(id);
+      if (row < 0) continue;
       out ??= zeroFigures();
-      out.samples += f.samples;
-      out.wallNs += f.wallNs;
-      out.cpuNs += f.cpuNs;
-      out.gcNs += f.gcNs;
+      table.addTo(row, out);
       const frames = out.frames;
-      forEachLeaf(f, (loc, n) => {
+      table.forEachLeaf(row, (loc, n) => {
         const name = w.frameName(loc);
         frames.set(name, (frames.get(name) ?? 0) + n);
       });
