@@ -19,6 +19,7 @@ import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
 import { runSliced, runSync, sliceRunning } from './core/slices.js';
+import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
 import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
@@ -52,6 +53,12 @@ import { WindowRing } from './debug/window-ring.js';
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
+/**
+ * A window closed by the timer is built after the thread's next scavenge, or
+ * after this long (at most a quarter of the window), so that it is built and
+ * written between two scavenges and none of it is copied (ScavengeWait).
+ */
+const MAX_SCAVENGE_WAIT_MS = 2500;
 import { startWorkerSupport, workerSafeExporter, WorkerJsonlSpanProcessor } from './workers/index.js';
 import { ContextLossStage } from './context-loss/index.js';
 import { spanSlots } from './context/span-slots.js';
@@ -127,6 +134,9 @@ export class Spanfuse {
   #timer: NodeJS.Timeout | undefined;
   /** Closed windows whose profiles are still being built, oldest first. */
   readonly #building: Steps<WindowProfile | undefined>[] = [];
+  /** The window the timer closed last waits for a scavenge before its build (see ScavengeWait). */
+  #buildAfterScavenge = false;
+  readonly #scavengeWait = new ScavengeWait();
   #buildPump: Promise<void> | undefined;
   #shutdown: Promise<void> | undefined;
   #windows = 0;
@@ -271,7 +281,7 @@ export class Spanfuse {
     this.#sampler.start();
     this.#binder.enable();
     this.#contextManager.setBinder(this.#binder);
-    this.#timer = setInterval(() => void this.#closeWindow(true), this.config.windowMs);
+    this.#timer = setInterval(() => void this.#closeWindow(true, true), this.config.windowMs);
     this.#timer.unref();
     process.once('beforeExit', this.#onBeforeExit);
     // Before @datadog/pprof's own exit listener, which would discard the window.
@@ -475,6 +485,7 @@ export class Spanfuse {
   #stopTimers(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#scavengeWait.release();
     process.removeListener('beforeExit', this.#onBeforeExit);
     this.#removeSignalListeners();
     this.#contextManager.setBinder(undefined);
@@ -489,7 +500,9 @@ export class Spanfuse {
    * event-loop turns; then hand it to the export pipeline. Windows are built
    * one at a time, in order. Resolves when every closed window is submitted.
    */
-  #closeWindow(restart: boolean): Promise<void> {
+  #closeWindow(restart: boolean, afterScavenge = false): Promise<void> {
+    // Anyone else (flush, shutdown, the debug endpoint) wants the window now.
+    if (!afterScavenge) this.#scavengeWait.release();
     if (!workerThreads.isMainThread) {
       // A worker builds its window at once: a flush asked for by terminate()
       // can interrupt it at any point and must find no half-built window.
@@ -499,7 +512,10 @@ export class Spanfuse {
     try {
       // The last stop runs shielded so the caller's frame keeps its context.
       const raw = restart ? this.#sampler.close(true) : this.#contextManager.shieldFrame(() => this.#sampler.close(false));
-      if (raw !== undefined) this.#building.push(this.#windowSteps(raw));
+      if (raw !== undefined) {
+        this.#building.push(this.#windowSteps(raw));
+        this.#buildAfterScavenge = afterScavenge;
+      }
       // Builds that fall behind (a starved loop) are finished at once rather
       // than piling up: memory stays bounded, no window is lost.
       while (this.#building.length > MAX_PENDING_BUILDS) {
@@ -537,6 +553,10 @@ export class Spanfuse {
       // Never build in the caller's turn (the window timer's callback).
       await new Promise<void>((resolve) => setImmediate(resolve));
       for (;;) {
+        if (this.#buildAfterScavenge) {
+          this.#buildAfterScavenge = false;
+          await this.#scavengeWait.wait(Math.min(MAX_SCAVENGE_WAIT_MS, this.config.windowMs / 4));
+        }
         const steps = this.#building[0];
         if (steps === undefined) break;
         const w = await runSliced(steps);
