@@ -69,6 +69,29 @@ const RUNTIME_OFF = { threadState: false, perfEvents: false, processContext: fal
 /** Only the span-labelled sampler: runtime stage, tail detection and spans.jsonl off. */
 const SAMPLER_ONLY = { spansFile: false, tail: { enabled: false }, runtime: RUNTIME_OFF } as const;
 
+/** What `spanfuse-all` turns on beyond the defaults, one part at a time (the `spanfuse-plus-*` configurations). */
+const ALL = {
+  heapAllocations: { heap: { enabled: true, allocations: true } },
+  allThreads: { runtime: { threadState: true, threadStateThreads: 'all' } },
+  syscallCounters: { runtime: { spanCounters: 'syscall' } },
+  threadContext: { runtime: { threadContext: true } },
+  otlp: { export: { exporters: ['file', 'otlp'], file: { formats: ['pprof', 'otlp'] }, otlp: { endpoint: '{otlpUrl}' } } },
+} as const;
+
+/** spanfuse defaults plus one part of `spanfuse-all`. */
+function plus(part: keyof typeof ALL, description: string): BenchConfig {
+  return {
+    name: `spanfuse-plus-${part.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+    description: `spanfuse defaults plus ${description} (one part of spanfuse-all)`,
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, ...ALL[part] },
+    byDefault: false,
+  };
+}
+
 export const CONFIGS: readonly BenchConfig[] = [
   {
     name: 'control',
@@ -102,20 +125,24 @@ export const CONFIGS: readonly BenchConfig[] = [
     spanfuseEntry: 'start',
     spanfuseOptions: {
       ...spanfuseBase,
-      heap: { enabled: true, allocations: true },
+      ...ALL.heapAllocations,
       tail: { enabled: true },
       runtime: {
-        threadState: true,
-        threadStateThreads: 'all',
-        spanCounters: 'syscall',
+        ...ALL.allThreads.runtime,
+        ...ALL.syscallCounters.runtime,
         perfEvents: true,
         processContext: true,
-        threadContext: true,
+        ...ALL.threadContext.runtime,
       },
-      export: { exporters: ['file', 'otlp'], file: { formats: ['pprof', 'otlp'] }, otlp: { endpoint: '{otlpUrl}' } },
+      ...ALL.otlp,
     },
     byDefault: true,
   },
+  plus('heapAllocations', 'the heap sampler with allocations'),
+  plus('allThreads', 'thread states of all threads'),
+  plus('syscallCounters', 'syscall span counters (getrusage at span start and end)'),
+  plus('threadContext', 'the OTEP-4947 thread context'),
+  plus('otlp', 'pprof and OTLP files and OTLP export to a loopback receiver'),
   {
     name: 'spanfuse-register',
     description: 'spanfuse through the preload (node --import spanfuse/register), env-configured',
