@@ -1,6 +1,6 @@
 import type { ResolvedExportConfig } from '../config/export.js';
 import type { Diagnostics } from '../core/diagnostics.js';
-import type { AttributeValue } from '../core/window.js';
+import type { AttributeValue, WindowProfile } from '../core/window.js';
 import { encodeOtlpRequest, encodeOtlpRequestAsync, profileResource, Scrubber, spanfuseVersion } from '../profile/index.js';
 import { FileExporter } from './file-exporter.js';
 import { createOtlpHttpExporter } from './otlp-exporter.js';
@@ -23,6 +23,7 @@ export interface ExporterDeps {
 export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps): ProfileExporter[] {
   const resource = profileResource(deps.serviceName, deps.resource);
   const encoderOptions = { resource, scopeName: 'spanfuse', scopeVersion: spanfuseVersion() };
+  const encodeOtlp = oncePerWindow((w) => encodeOtlpRequestAsync(w, encoderOptions));
   const out: ProfileExporter[] = [];
   for (const name of config.exporters) {
     if (name === 'file') {
@@ -30,7 +31,7 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
         new FileExporter({
           dir: deps.outputDir,
           formats: config.file.formats,
-          encodeOtlp: (w) => encodeOtlpRequestAsync(w, encoderOptions),
+          encodeOtlp,
           encodeOtlpSync: (w) => encodeOtlpRequest(w, encoderOptions),
           maxFiles: config.file.maxFiles,
           maxBytes: config.file.maxBytes,
@@ -45,6 +46,7 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
           compression: config.otlp.compression,
           timeoutMs: config.otlp.timeoutMs,
           resource,
+          encode: encodeOtlp,
           retry: config.retry,
           queue: config.queue,
           diagnostics: deps.diagnostics,
@@ -68,6 +70,25 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
     }
   }
   return out;
+}
+
+/**
+ * `encode` run once per window however many exporters ask: the `otlp` file
+ * format and the OTLP exporter send the same request bytes (same resource
+ * and scope), and encoding a window costs as much as the rest of its export.
+ * Kept only while the window object lives (the pipeline drops it once every
+ * exporter has it).
+ */
+export function oncePerWindow(encode: (w: WindowProfile) => Promise<Uint8Array>): (w: WindowProfile) => Promise<Uint8Array> {
+  const done = new WeakMap<WindowProfile, Promise<Uint8Array>>();
+  return (w) => {
+    let p = done.get(w);
+    if (p === undefined) {
+      p = encode(w);
+      done.set(w, p);
+    }
+    return p;
+  };
 }
 
 /** The scrub stage for the ExportPipeline, from the resolved config. */

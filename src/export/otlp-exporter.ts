@@ -1,5 +1,5 @@
 import type { Diagnostics } from '../core/diagnostics.js';
-import type { AttributeValue } from '../core/window.js';
+import type { AttributeValue, WindowProfile } from '../core/window.js';
 import { encodeOtlpRequestAsync, gzipForThread, spanfuseVersion } from '../profile/index.js';
 import { HttpTransport } from './http-transport.js';
 import type { LaneLimits } from './lane.js';
@@ -19,6 +19,11 @@ export interface OtlpHttpExporterOptions {
   readonly retry: RetryPolicy;
   readonly queue: LaneLimits;
   readonly diagnostics: Diagnostics;
+  /**
+   * A window's request bytes (uncompressed). Default: encoded here; the
+   * factory passes an encoding shared with the `otlp` file format.
+   */
+  readonly encode?: (window: WindowProfile) => Promise<Uint8Array>;
   /** For tests: a transport other than HTTP. */
   readonly transport?: Transport;
   readonly name?: string;
@@ -39,6 +44,7 @@ export function createOtlpHttpExporter(o: OtlpHttpExporterOptions): QueuedExport
   if (o.compression === 'gzip') headers['content-encoding'] = 'gzip';
   const transport = o.transport ?? new HttpTransport({ url: o.url, headers });
   const encoderOptions = { resource: o.resource, scopeName: 'spanfuse', scopeVersion: spanfuseVersion() };
+  const encode = o.encode ?? ((window: WindowProfile) => encodeOtlpRequestAsync(window, encoderOptions));
   return new QueuedExporter({
     name,
     transport,
@@ -47,7 +53,7 @@ export function createOtlpHttpExporter(o: OtlpHttpExporterOptions): QueuedExport
     queue: o.queue,
     diagnostics: o.diagnostics,
     encode: async (window) => {
-      const raw = await encodeOtlpRequestAsync(window, encoderOptions);
+      const raw = await encode(window);
       const body = o.compression === 'gzip' ? await gzipForThread(raw) : raw;
       return [{ body }];
     },

@@ -181,6 +181,10 @@ void test("planted secrets: none reaches any exporter's bytes", async (t) => {
   }
   assert.equal(otlp.received.length, 1);
   assert.equal(pyro.received.length, 2);
+  // The otlp file and the OTLP exporter share one encoding of the window: the same request.
+  const otlpFile = streams.find(([name]) => name.startsWith('file ') && !name.startsWith('file name') && name.includes('.otlp'));
+  assert.ok(otlpFile !== undefined, 'an otlp file');
+  assert.deepEqual(otlpFile[1], gunzipSync(otlp.received[0]!.body), 'the otlp file is the request the exporter sent');
 
   const leaks: string[] = [];
   for (const [secret, where] of SECRETS) {
