@@ -61,14 +61,7 @@ export class FiguresTable {
     const hi = id.length === 16 ? hexHalf(id, 0) : -1;
     const lo = hi < 0 ? -1 : hexHalf(id, 8);
     if (lo < 0) return this.#odd?.get(id) ?? -1;
-    const index = this.#index;
-    const rows = this.#rows;
-    const mask = index.length - 1;
-    for (let i = hash(hi, lo) & mask; ; i = (i + 1) & mask) {
-      const r = (index[i] as number) - 1;
-      if (r < 0) return -1;
-      if (rows[r * STRIDE + HI] === hi && rows[r * STRIDE + LO] === lo) return r;
-    }
+    return (this.#index[this.#position(hi, lo)] as number) - 1;
   }
 
   /** Row of `id`, added (all zero) when new and fewer than `max` ids are kept; -1 when full. */
@@ -85,14 +78,9 @@ export class FiguresTable {
       return row;
     }
     const index = this.#index;
-    const rows = this.#rows;
-    const mask = index.length - 1;
-    let i = hash(hi, lo) & mask;
-    for (; ; i = (i + 1) & mask) {
-      const r = (index[i] as number) - 1;
-      if (r < 0) break;
-      if (rows[r * STRIDE + HI] === hi && rows[r * STRIDE + LO] === lo) return r;
-    }
+    const i = this.#position(hi, lo);
+    const r = (index[i] as number) - 1;
+    if (r >= 0) return r;
     if (this.#count >= max) return -1;
     const row = this.#append(hi, lo);
     // A grown index already holds the new row.
@@ -167,17 +155,23 @@ export class FiguresTable {
     const rows = this.#rows;
     for (let r = 0; r < this.#count; r++) {
       const hi = rows[r * STRIDE + HI] as number;
-      if (hi >= 0) this.#insert(hi, rows[r * STRIDE + LO] as number, r);
+      if (hi >= 0) this.#index[this.#position(hi, rows[r * STRIDE + LO] as number)] = r + 1;
     }
   }
 
-  #insert(hi: number, lo: number, row: number): void {
+  /** Where in the index the row of (hi, lo) is, or the empty entry where it goes. */
+  #position(hi: number, lo: number): number {
     const index = this.#index;
+    const rows = this.#rows;
     const mask = index.length - 1;
     let i = hash(hi, lo) & mask;
-    while (index[i] !== 0) i = (i + 1) & mask;
-    index[i] = row + 1;
+    for (;;) {
+      const r = (index[i] as number) - 1;
+      if (r < 0 || (rows[r * STRIDE + HI] === hi && rows[r * STRIDE + LO] === lo)) return i;
+      i = (i + 1) & mask;
+    }
   }
+
 }
 
 function hash(hi: number, lo: number): number {

@@ -3,12 +3,7 @@ import assert from 'node:assert/strict';
 import { FiguresTable } from '../../src/exemplars/index.js';
 import type { RowFigures } from '../../src/exemplars/figures-table.js';
 import { rng } from './helpers.js';
-
-function spanId(r: () => number): string {
-  let s = '';
-  for (let i = 0; i < 16; i++) s += Math.floor(r() * 16).toString(16);
-  return s;
-}
+import { hex } from '../profile/fixtures.js';
 
 function figures(t: FiguresTable, id: string): (RowFigures & { leaves: [number, number][] }) | undefined {
   const row = t.find(id);
@@ -22,7 +17,7 @@ function figures(t: FiguresTable, id: string): (RowFigures & { leaves: [number, 
 
 test('FiguresTable: the same sums and leaves per id as a Map of objects, across index growth', () => {
   const r = rng(7);
-  const ids = Array.from({ length: 3000 }, () => spanId(r));
+  const ids = Array.from({ length: 3000 }, () => hex(8));
   const t = new FiguresTable(16);
   const want = new Map<string, { samples: number; wallNs: number; cpuNs: number; gcNs: number; leaves: Map<number, number> }>();
   for (let i = 0; i < 20000; i++) {
@@ -56,7 +51,7 @@ test('FiguresTable: the same sums and leaves per id as a Map of objects, across 
     });
   }
   for (let i = 0; i < 200; i++) {
-    const id = spanId(r);
+    const id = hex(8);
     if (!want.has(id)) assert.equal(t.find(id), -1, id);
   }
   const locations = new Set<number>();
