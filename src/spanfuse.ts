@@ -50,6 +50,12 @@ import { spanfuseVersion } from './core/version.js';
 // The endpoint (and the flamegraph code behind it) is loaded only when a port is set.
 import type { DebugEndpoint, DebugEndpointOptions } from './debug/endpoint.js';
 import { WindowRing } from './debug/window-ring.js';
+import { startWorkerSupport, workerSafeExporter, WorkerJsonlSpanProcessor } from './workers/index.js';
+import { ContextLossStage } from './context-loss/index.js';
+import { spanSlots } from './context/span-slots.js';
+import type { SpanSlotStats } from './context/span-slots.js';
+import type { ContextLossStats } from './context-loss/index.js';
+import type { FlushStats, WorkerSupport } from './workers/index.js';
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
@@ -59,12 +65,6 @@ const MAX_PENDING_BUILDS = 2;
  * written between two scavenges and none of it is copied (ScavengeWait).
  */
 const MAX_SCAVENGE_WAIT_MS = 2500;
-import { startWorkerSupport, workerSafeExporter, WorkerJsonlSpanProcessor } from './workers/index.js';
-import { ContextLossStage } from './context-loss/index.js';
-import { spanSlots } from './context/span-slots.js';
-import type { SpanSlotStats } from './context/span-slots.js';
-import type { ContextLossStats } from './context-loss/index.js';
-import type { FlushStats, WorkerSupport } from './workers/index.js';
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
