@@ -1,8 +1,9 @@
 import type { LabelSet } from '@datadog/pprof';
 import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js';
-import { findLabel, Label, LazyStringTable, Line, Location, Function as PprofFunction, Sample } from '../core/pprof.js';
-import type { Profile as ProfileT } from '../core/pprof.js';
+import { findLabel, Label, LazyStringTable, Line, Location, Function as PprofFunction, sampleOf } from '../core/pprof.js';
+import type { Profile as ProfileT, Sample } from '../core/pprof.js';
 import { STEP_ENTRIES } from '../core/slices.js';
+import { StackPool } from './stack-pool.js';
 import type { Steps } from '../core/slices.js';
 import {
   LABEL_LOCAL_ROOT_SPAN_ID,
@@ -281,6 +282,8 @@ export function* assembleSteps(
   // code allocates an iterator result per element.
   let n = 0;
   const earlier: Sample[] = [];
+  // Samples with the same stack share one location-id array (see StackPool).
+  const pool = new StackPool();
   if (chunks.length > 1) {
     const valuesPerSample = out.sampleType.length;
     const functionIds = new Map<number | string, number>();
@@ -343,13 +346,11 @@ export function* assembleSteps(
       const vps = packed.valuesPerSample;
       const samples = stackStart.length - 1;
       for (let i = 0; i < samples; i++) {
-        const from = stackStart[i] as number;
-        const locationId = new Array<number>((stackStart[i + 1] as number) - from);
-        for (let j = 0; j < locationId.length; j++) locationId[j] = locMap.get(stacks[from + j] as number) ?? 0;
+        const locationId = pool.fromPacked(stacks, stackStart[i] as number, stackStart[i + 1] as number, locMap);
         const value = new Array<number>(valuesPerSample);
         for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
         const at = ctx[i] as number;
-        earlier.push(new Sample({ locationId, value, label: labelsOf(chunk, at >= 0 ? at : undefined) }));
+        earlier.push(sampleOf(locationId, value, labelsOf(chunk, at >= 0 ? at : undefined)));
         if (++n % STEP_ENTRIES === 0) yield;
       }
     }
@@ -361,6 +362,7 @@ export function* assembleSteps(
   for (let i = 0; i < own.length; i++) {
     const s = own[i] as Sample;
     s.label = labelsOf(last, contextIndex(s.label, ctxKey));
+    s.locationId = pool.of(s.locationId);
     if (++n % STEP_ENTRIES === 0) yield;
   }
   if (earlier.length > 0) out.sample = earlier.concat(own);

@@ -108,6 +108,19 @@ test('a window of several native chunks is assembled, sliced, into one consisten
       }
     }
     assert.ok(spinSamples > 50, `expected the spin loop to be sampled, got ${spinSamples}`);
+    // Samples with the same stack, across chunks, share one location-id array.
+    const byStack = new Map<string, unknown>();
+    let shared = 0;
+    for (const s of p.sample) {
+      const k = s.locationId.join(',');
+      const first = byStack.get(k);
+      if (first === undefined) byStack.set(k, s.locationId);
+      else {
+        assert.equal(s.locationId, first, `stack ${k} has two arrays`);
+        shared++;
+      }
+    }
+    assert.ok(shared > 0, 'some stacks repeat');
     assert.equal(spinLabelled, spinSamples, 'every sample of the spin loop carries its span');
     for (const id of seen) assert.ok(spanIds.has(id), `span id ${id} is one of the test's spans`);
     assert.ok(seen.size >= 10, `samples of most spans across chunks, got ${seen.size}`);
