@@ -35,6 +35,18 @@ export function findLabel(labels: readonly Label[], key: number): Label | undefi
 }
 
 /**
+ * A Sample that holds `label` as it is. pprof-format's constructor copies
+ * the label array it is given (one more array per sample, alive as long as
+ * the window: ~2.3 MB of a 60,000-sample window's build survived the
+ * scavenger as such copies, measured with `bench/gc/survivors.ts`).
+ */
+export function sampleOf(locationId: Array<number | bigint>, value: Array<number | bigint>, label: Label[]): Sample {
+  const s = new pf.Sample({ locationId, value });
+  s.label = label;
+  return s;
+}
+
+/**
  * A pprof string table that keeps strings only. pprof-format's own table
  * encodes every string to UTF-8 the moment it is added and keeps the bytes
  * beside it (a Uint8Array and its ArrayBuffer per string, ~180 bytes on the

@@ -1,6 +1,6 @@
 import type { Profile } from '../core/pprof.js';
-import { Function as PFunction, Label, LazyStringTable, Mapping, Profile as PprofProfile, Sample } from '../core/pprof.js';
-import type { ValueType } from '../core/pprof.js';
+import { Function as PFunction, Label, LazyStringTable, Mapping, Profile as PprofProfile, sampleOf } from '../core/pprof.js';
+import type { Sample, ValueType } from '../core/pprof.js';
 import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
 import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -295,7 +295,7 @@ export class Scrubber {
         if (out !== l && label === undefined) label = labels.slice(0, j);
         if (label !== undefined && out !== undefined) label.push(out);
       }
-      sample.push(label === undefined ? s : new Sample({ locationId: s.locationId, value: s.value, label }));
+      sample.push(label === undefined ? s : sampleOf(s.locationId, s.value, label));
     }
 
     // Names are scrubbed here (a memo miss costs a dozen regular
