@@ -241,13 +241,16 @@ export function* assembleSteps(
   };
   // Label arrays are made at their final length: a push past an array's
   // length grows its store by half again plus 16 slots, and these arrays
-  // live as long as the window.
+  // live as long as the window. A span's array has a last slot for the
+  // timestamp: its first sample takes the array itself, later ones a copy
+  // (under span load most spans have one or two samples in a window, and
+  // an array kept only to be copied was ~90 bytes per span).
   const spanLabels = (s: SampleContext): Label[] => {
     let set = bySample.get(s);
     if (set === undefined) {
       const name = sampleName(s);
       const root = s.localRootSpanId;
-      set = new Array<Label>(5 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
+      set = new Array<Label>(6 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
       set[0] = threadLabels[0] as Label;
       set[1] = threadLabels[1] as Label;
       set[2] = new Label({ key: key.traceId, str: table.dedup(s.traceId) });
@@ -265,13 +268,26 @@ export function* assembleSteps(
     // spanfuse binds span-table ids or SampleContexts; a Span or a Context (other callers) resolves too.
     const s = resolveSample(chunk.contexts[index]);
     const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
-    const base = inSpan ? spanLabels(s) : threadLabels;
-    // A copy with one more slot (no spread: this code runs once per window,
-    // interpreted, where a spread allocates an iterator result per element).
-    const n = base.length;
-    const out = new Array<Label>(n + 1);
-    for (let i = 0; i < n; i++) out[i] = base[i] as Label;
-    out[n] = new Label({ key: key.ts, num: BigInt(chunk.timestampsUs[index] ?? 0) * 1000n });
+    const ts = new Label({ key: key.ts, num: BigInt(chunk.timestampsUs[index] ?? 0) * 1000n });
+    let out: Label[];
+    if (inSpan) {
+      const set = spanLabels(s);
+      const last = set.length - 1;
+      if (set[last] === undefined) {
+        set[last] = ts;
+        return set;
+      }
+      // A copy (no spread: this code runs once per window, interpreted,
+      // where a spread allocates an iterator result per element).
+      out = new Array<Label>(set.length);
+      for (let i = 0; i < last; i++) out[i] = set[i] as Label;
+      out[last] = ts;
+    } else {
+      out = new Array<Label>(3);
+      out[0] = threadLabels[0] as Label;
+      out[1] = threadLabels[1] as Label;
+      out[2] = ts;
+    }
     return out;
   };
 
