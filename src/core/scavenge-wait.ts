@@ -15,19 +15,23 @@ import type { PerformanceEntry } from 'node:perf_hooks';
  * The observer exists only while someone waits. `release()` ends every wait
  * at once (a flush or shutdown does not wait for the garbage collector).
  */
+/** What ended a wait: a scavenge, the time limit, or `release()` (also a wait of 0). */
+export type WaitEnd = 'scavenge' | 'limit' | 'released';
+
 export class ScavengeWait {
   #observer: PerformanceObserver | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #waiters: (() => void)[] = [];
+  #waiters: ((why: WaitEnd) => void)[] = [];
 
   /**
    * Resolves after the next scavenge, after `maxWaitMs`, or on `release()`,
    * whichever comes first. The timer does not keep the process alive: an
-   * exiting process builds what waits synchronously.
+   * exiting process builds what waits synchronously. Resolves with what
+   * ended the wait.
    */
-  wait(maxWaitMs: number): Promise<void> {
-    if (!(maxWaitMs > 0)) return Promise.resolve();
-    return new Promise<void>((resolve) => {
+  wait(maxWaitMs: number): Promise<WaitEnd> {
+    if (!(maxWaitMs > 0)) return Promise.resolve('released');
+    return new Promise<WaitEnd>((resolve) => {
       this.#waiters.push(resolve);
       try {
         this.#observer ??= this.#observe();
@@ -35,26 +39,26 @@ export class ScavengeWait {
         // No GC entries here: wait for the timer alone.
       }
       if (this.#timer === undefined) {
-        this.#timer = setTimeout(() => this.release(), maxWaitMs);
+        this.#timer = setTimeout(() => this.release('limit'), maxWaitMs);
         this.#timer.unref();
       }
     });
   }
 
   /** Ends every wait now. */
-  release(): void {
+  release(why: WaitEnd = 'released'): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#observer?.disconnect();
     this.#observer = undefined;
     const waiters = this.#waiters;
     this.#waiters = [];
-    for (const resolve of waiters) resolve();
+    for (const resolve of waiters) resolve(why);
   }
 
   #observe(): PerformanceObserver {
     const observer = new PerformanceObserver((list) => {
-      if (list.getEntries().some(isScavenge)) this.release();
+      if (list.getEntries().some(isScavenge)) this.release('scavenge');
     });
     observer.observe({ entryTypes: ['gc'] });
     return observer;

@@ -26,11 +26,12 @@ test('ScavengeWait: resolves after the next scavenge, long before its time limit
     const w = new ScavengeWait();
     const started = performance.now();
     let resolvedAt = 0;
-    const waited = w.wait(60_000).then(() => {
+    const waited = w.wait(60_000).then((why) => {
       resolvedAt = performance.now();
+      return why;
     });
     await churnUntil(() => resolvedAt > 0, 30_000);
-    await waited;
+    assert.equal(await waited, 'scavenge');
     assert.ok(resolvedAt - started < 30_000, 'not the time limit');
     const first = scavenges.find((t) => t >= started);
     assert.ok(first !== undefined, 'a scavenge happened while waiting');
@@ -44,21 +45,39 @@ test('ScavengeWait: the time limit ends a wait when no collection comes; release
   // The wait's own timer is unref'd (next test): keep the loop alive here.
   const keepAlive = setTimeout(() => undefined, 10_000);
   const w = new ScavengeWait();
-  const t0 = performance.now();
-  await w.wait(50);
-  assert.ok(performance.now() - t0 >= 45, 'waited for the limit');
+  // A scavenge may still come in an idle 50 ms (the test runner allocates):
+  // then the wait says so, and is tried again.
+  let limited = 0;
+  for (let i = 0; i < 5 && limited === 0; i++) {
+    const t0 = performance.now();
+    const why = await w.wait(50);
+    const took = performance.now() - t0;
+    if (why === 'limit') {
+      limited++;
+      assert.ok(took >= 45, `the limit came after ${took} ms`);
+    } else assert.equal(why, 'scavenge');
+  }
+  assert.equal(limited, 1, 'five waits of 50 ms all ended by a scavenge');
 
-  let done = false;
-  const waited = w.wait(60_000).then(() => {
-    done = true;
-  });
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  assert.equal(done, false);
-  w.release();
-  await waited;
-  assert.equal(done, true);
+  let released = false;
+  for (let i = 0; i < 5 && !released; i++) {
+    let done = false;
+    const waited = w.wait(60_000).then((why) => {
+      done = true;
+      return why;
+    });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (done) {
+      assert.equal(await waited, 'scavenge');
+      continue;
+    }
+    w.release();
+    assert.equal(await waited, 'released');
+    released = true;
+  }
+  assert.ok(released, 'five waits all ended by a scavenge within one turn');
   // Nothing to wait for: at once.
-  await w.wait(0);
+  assert.equal(await w.wait(0), 'released');
   clearTimeout(keepAlive);
 });
 
