@@ -2,7 +2,7 @@ import { LABEL_SPAN_ID } from '../core/labels.js';
 import { findLabel, Label } from '../core/pprof.js';
 import type { Profile } from '../core/pprof.js';
 import type { TailSpanRef, WindowProfile } from '../core/window.js';
-import { runSync } from '../core/slices.js';
+import { runSync, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
 /** Sample label naming the operation whose tail the sample's span was in. */
@@ -33,9 +33,6 @@ export function* labelTailSteps(window: WindowProfile): Steps<number> {
   return n;
 }
 
-/** Samples looked at between two yields. */
-const STEP_SAMPLES = 256;
-
 function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): Steps<number> {
   const strings = p.stringTable.strings;
   const spanKey = strings.indexOf(LABEL_SPAN_ID);
@@ -48,7 +45,7 @@ function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): St
   let seen = 0;
   const samples = p.sample;
   for (let i = 0; i < samples.length; i++) {
-    if (++seen % STEP_SAMPLES === 0) yield;
+    if (++seen % STEP_ENTRIES === 0) yield;
     const s = samples[i] as (typeof samples)[number];
     const spanLabel = findLabel(s.label, spanKey);
     if (spanLabel === undefined) continue;
