@@ -1,6 +1,9 @@
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import type { PerformanceEntry } from 'node:perf_hooks';
 
+/** What ended a wait: a scavenge, the time limit, or `release()` (also a wait of 0). */
+export type WaitEnd = 'scavenge' | 'limit' | 'released';
+
 /**
  * Waits for the thread's next young-generation collection (scavenge).
  *
@@ -15,9 +18,6 @@ import type { PerformanceEntry } from 'node:perf_hooks';
  * The observer exists only while someone waits. `release()` ends every wait
  * at once (a flush or shutdown does not wait for the garbage collector).
  */
-/** What ended a wait: a scavenge, the time limit, or `release()` (also a wait of 0). */
-export type WaitEnd = 'scavenge' | 'limit' | 'released';
-
 export class ScavengeWait {
   #observer: PerformanceObserver | undefined;
   #timer: NodeJS.Timeout | undefined;

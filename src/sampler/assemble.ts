@@ -3,7 +3,6 @@ import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js'
 import { findLabel, Label, LazyStringTable, Line, Location, Function as PprofFunction, sampleOf } from '../core/pprof.js';
 import type { Profile as ProfileT, Sample } from '../core/pprof.js';
 import { STEP_ENTRIES } from '../core/slices.js';
-import { StackPool } from './stack-pool.js';
 import type { Steps } from '../core/slices.js';
 import {
   LABEL_LOCAL_ROOT_SPAN_ID,
@@ -18,6 +17,7 @@ import {
 import { resolveSample, sampleName } from '../context/index.js';
 import type { SampleContext } from '../context/index.js';
 import type { ThreadIdentity } from './labels.js';
+import { StackPool } from './stack-pool.js';
 
 /**
  * While the native profile is converted, each sample with a context gets one
