@@ -171,7 +171,6 @@ export class FiguresTable {
       i = (i + 1) & mask;
     }
   }
-
 }
 
 function hash(hi: number, lo: number): number {
