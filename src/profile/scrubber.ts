@@ -89,6 +89,11 @@ export class Scrubber {
     return out;
   }
 
+  /** Entries in the scrubbed-text memo, for inspection. */
+  get memoSize(): number {
+    return this.#memo.size;
+  }
+
   /** A key whose value is always redacted (and not allow-listed). */
   isDeniedKey(key: string): boolean {
     const k = normalizeKey(key);
@@ -103,9 +108,12 @@ export class Scrubber {
   /**
    * Scrub free text: URL queries, secrets, card numbers, user rules, paths.
    * The same text always gives the same result and counts the same
-   * redactions, so results are kept (see {@link Scrubber.#memo}).
+   * redactions, so results are kept (see {@link Scrubber.#memo}), unless
+   * `remember` is false: text made once per window (comments, window
+   * attributes, with counts and times in them) never comes back, and would
+   * only fill the memo.
    */
-  scrubText(text: string): string {
+  scrubText(text: string, remember = true): string {
     if (text === '') return text;
     const hit = this.#memo.get(text);
     if (hit !== undefined) {
@@ -114,7 +122,7 @@ export class Scrubber {
     }
     const kinds: string[] = [];
     const out = this.#scrubTextOnce(text, kinds);
-    if (text.length <= MEMO_TEXT_MAX) {
+    if (remember && text.length <= MEMO_TEXT_MAX) {
       if (this.#memo.size >= MEMO_MAX) this.#memo.clear();
       this.#memo.set(text, { out, kinds });
     }
@@ -197,13 +205,13 @@ export class Scrubber {
       return i;
     };
     const memo = new Int32Array(old.length).fill(-1);
-    const text = (i: number | bigint): number => {
+    const text = (i: number | bigint, remember = true): number => {
       const n = Number(i);
       if (n === 0) return 0;
       const m = memo[n];
       if (m !== undefined && m !== -1) return m;
       const before = old[n] ?? '';
-      const after = this.scrubText(before);
+      const after = this.scrubText(before, remember);
       let v: number;
       if (after === before) {
         kept[n] = 1;
@@ -340,7 +348,7 @@ export class Scrubber {
       ...(p.periodType ? { periodType: keepValueType(p.periodType) } : {}),
       dropFrames: text(p.dropFrames),
       keepFrames: text(p.keepFrames),
-      comment: p.comment.map((c) => text(c)),
+      comment: p.comment.map((c) => text(c, false)),
       defaultSampleType: raw(p.defaultSampleType),
       docUrl: text(p.docUrl),
     };
@@ -366,7 +374,7 @@ export class Scrubber {
       else if (this.isDeniedKey(k)) {
         this.#count('key');
         out[k] = REDACTED;
-      } else out[k] = typeof v === 'string' ? this.scrubText(v) : v;
+      } else out[k] = typeof v === 'string' ? this.scrubText(v, false) : v;
     }
     return out;
   }

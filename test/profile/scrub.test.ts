@@ -116,6 +116,32 @@ void test('a scrubbed window keeps samples, values and tail spans; counts redact
   assert.equal(st['windows'], 1);
 });
 
+void test('text made once per window (comments, window attributes) is scrubbed but not kept in the memo', () => {
+  const s = new Scrubber(config);
+  const windowOf = (i: number) => {
+    const wall = handProfile(
+      [['wall', 'nanoseconds']],
+      [{ stack: [{ name: 'handler', file: '/srv/app/h.js', line: 2 }], values: [7], labels: { ...newSpan('GET /orders') } }],
+    );
+    wall.comment = [wall.stringTable.dedup(`profiler.context_loss.top_function.0=runWithContext samples=${i} mail bob@example.com`)];
+    return makeWindow(wall, 0n, 10n, { attributes: { 'runtime.note': `window ${i} of bob@example.com` } });
+  };
+  s.scrub(windowOf(0));
+  const settled = s.memoSize;
+  assert.ok(settled > 0, 'names and labels are kept');
+  for (let i = 1; i <= 50; i++) {
+    const out = s.scrub(windowOf(i));
+    const comment = out.wall.stringTable.strings[Number(out.wall.comment[0])] ?? '';
+    assert.ok(comment.includes(`samples=${i}`), comment);
+    assert.ok(!comment.includes('bob@example.com'), comment);
+    assert.ok(!String(out.attributes['runtime.note']).includes('bob@example.com'));
+  }
+  // Each window has a fresh span id label; those are id-shaped and not scrubbed as text.
+  assert.equal(s.memoSize, settled);
+  // Both redactions are counted in every window.
+  assert.equal(s.stats()['redactions.email'] ?? s.stats()['redactions.rule'], 2 * 51);
+});
+
 void test('scrubbing the same text again gives the same result and counts its redactions again (memo)', () => {
   const s = new Scrubber(config);
   const text = 'GET /pay?card=1 for bob@example.com code ACME-123456';
