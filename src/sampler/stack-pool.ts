@@ -10,7 +10,7 @@
  */
 export class StackPool {
   /** Stacks by hash; a hash shared by different stacks keeps each of them. */
-  readonly #byHash = new Map<number, number[] | number[][]>();
+  readonly #byHash = new Map<number, number[][]>();
   #scratch = new Float64Array(64);
   #stacks = 0;
   #lookups = 0;
@@ -31,43 +31,32 @@ export class StackPool {
    */
   fromPacked(ids: Int32Array, from: number, to: number, map: ReadonlyMap<number, number>): number[] {
     const n = to - from;
-    if (this.#scratch.length < n) this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
-    const s = this.#scratch;
-    let h = n;
-    for (let j = 0; j < n; j++) {
-      const id = map.get(ids[from + j] as number) ?? 0;
-      s[j] = id;
-      h = mix(h, id);
-    }
-    return this.#intern(s, n, h, undefined);
+    const s = this.#room(n);
+    for (let j = 0; j < n; j++) s[j] = map.get(ids[from + j] as number) ?? 0;
+    return this.#intern(s, n, undefined);
   }
 
   /** The shared array equal to `ids`: `ids` itself when it is the first of its stack. */
   of(ids: readonly (number | bigint)[]): number[] {
     const n = ids.length;
-    if (this.#scratch.length < n) this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
-    const s = this.#scratch;
-    let h = n;
-    for (let j = 0; j < n; j++) {
-      const id = Number(ids[j]);
-      s[j] = id;
-      h = mix(h, id);
-    }
-    return this.#intern(s, n, h, ids);
+    const s = this.#room(n);
+    for (let j = 0; j < n; j++) s[j] = Number(ids[j]);
+    return this.#intern(s, n, ids);
   }
 
-  #intern(s: Float64Array, n: number, h: number, given: readonly (number | bigint)[] | undefined): number[] {
+  #room(n: number): Float64Array {
+    if (this.#scratch.length < n) this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
+    return this.#scratch;
+  }
+
+  #intern(s: Float64Array, n: number, given: readonly (number | bigint)[] | undefined): number[] {
     this.#lookups++;
-    const hit = this.#byHash.get(h);
-    if (hit !== undefined) {
-      if (hit.length === 0 || typeof hit[0] === 'number') {
-        if (same(hit as number[], s, n)) return hit as number[];
-      } else {
-        const list = hit as number[][];
-        for (let k = 0; k < list.length; k++) {
-          const a = list[k] as number[];
-          if (same(a, s, n)) return a;
-        }
+    const h = hashOf(s, n);
+    const list = this.#byHash.get(h);
+    if (list !== undefined) {
+      for (let k = 0; k < list.length; k++) {
+        const a = list[k] as number[];
+        if (same(a, s, n)) return a;
       }
     }
     let out: number[];
@@ -78,15 +67,16 @@ export class StackPool {
       for (let j = 0; j < n; j++) out[j] = s[j] as number;
     }
     this.#stacks++;
-    if (hit === undefined) this.#byHash.set(h, out);
-    else if (hit.length === 0 || typeof hit[0] === 'number') this.#byHash.set(h, [hit as number[], out]);
-    else (hit as number[][]).push(out);
+    if (list === undefined) this.#byHash.set(h, [out]);
+    else list.push(out);
     return out;
   }
 }
 
-function mix(h: number, id: number): number {
-  return Math.imul(h ^ (id | 0), 0x01000193) ^ (h >>> 15);
+function hashOf(a: ArrayLike<number>, n: number): number {
+  let h = n;
+  for (let j = 0; j < n; j++) h = Math.imul(h ^ ((a[j] as number) | 0), 0x01000193) ^ (h >>> 15);
+  return h;
 }
 
 function same(a: readonly (number | bigint)[], s: Float64Array, n: number): boolean {
@@ -97,7 +87,5 @@ function same(a: readonly (number | bigint)[], s: Float64Array, n: number): bool
 
 /** The pool's hash of a stack (exported for tests that need two stacks with one hash). */
 export function stackHash(ids: readonly number[]): number {
-  let h = ids.length;
-  for (let j = 0; j < ids.length; j++) h = mix(h, ids[j] as number);
-  return h;
+  return hashOf(ids, ids.length);
 }
