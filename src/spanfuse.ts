@@ -18,7 +18,7 @@ import {
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
-import { runSliced, runSync, sliceRunning } from './core/slices.js';
+import { runSliced, runSync, slicedTotals, sliceRunning } from './core/slices.js';
 import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
@@ -68,6 +68,8 @@ const MAX_SCAVENGE_WAIT_MS = 2500;
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
+/** Window attribute: ms of spanfuse's sliced work on the thread since the previous window's figure. */
+const ATTR_SELF_SLICED_MS = 'profiler.self.sliced_ms';
 
 export interface SpanfuseStats {
   readonly running: boolean;
@@ -95,6 +97,11 @@ export interface SpanfuseStats {
   readonly workerFlush: FlushStats | undefined;
   /** CPU samples of this thread with no span while spans were in flight. */
   readonly contextLoss: ContextLossStats;
+  /**
+   * spanfuse's own window work on this thread so far: the slices of window
+   * builds, scrubbing and encoding, and the time they took.
+   */
+  readonly selfTime: { readonly slices: number; readonly slicedMs: number };
 }
 
 /** The running profiler: returned by `start()`. */
@@ -102,6 +109,7 @@ export class Spanfuse {
   readonly config: ResolvedConfig;
   readonly mode: ContextMode;
   readonly #diag = new Diagnostics();
+  #slicedMark = slicedTotals().ms;
   readonly #fusion = new FusionMonitor(this.#diag);
   #autoInstrument: AutoInstrumentation | undefined;
   readonly #contextManager: SpanfuseContextManager;
@@ -421,6 +429,7 @@ export class Spanfuse {
       debugEndpoint: this.#debug?.url,
       workerFlush: this.#workers?.stats(),
       contextLoss: this.#contextLoss.stats(),
+      selfTime: { slices: slicedTotals().slices, slicedMs: Math.round(slicedTotals().ms * 10) / 10 },
     };
   }
 
@@ -608,6 +617,13 @@ export class Spanfuse {
     } catch (err) {
       this.#diag.error('runtime.window', err);
     }
+    // spanfuse's own sliced work since the previous window's figure (the rest
+    // of that window's build, its scrubbing and encoding, this window's chunk
+    // packing and build so far): time on this thread, for users who watch
+    // what the profiler costs them.
+    const sliced = slicedTotals().ms;
+    w.attributes[ATTR_SELF_SLICED_MS] = Math.round((sliced - this.#slicedMark) * 10) / 10;
+    this.#slicedMark = sliced;
     yield;
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);

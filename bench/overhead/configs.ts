@@ -254,6 +254,19 @@ export const CONFIGS: readonly BenchConfig[] = [
     byDefault: false,
   },
   {
+    // What the window closes cost: a 10-minute window never closes during a
+    // round (the chunks inside the window are still taken and packed; spans
+    // and tail holds wait longer, up to their caps).
+    name: 'spanfuse-no-close',
+    description: 'spanfuse defaults with a 10-minute window: no window closes (build, scrub, encode, write) during a round',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, windowMs: 600_000 },
+    byDefault: false,
+  },
+  {
     name: 'spanfuse-state-main',
     description: "spanfuse defaults with the thread-state sampler on the main thread (runtime.threadStateHost 'main': no worker isolate)",
     profiler: 'spanfuse',

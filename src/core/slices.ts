@@ -66,6 +66,18 @@ interface Job {
 const queue: Job[] = [];
 let pumping = false;
 let inSlice = false;
+let slicesRun = 0;
+let slicedMs = 0;
+
+/**
+ * What the sliced work of this thread has cost so far: the slices run and
+ * the time they took (window builds, scrubbing, encoding; `runSync` on the
+ * exit path is not counted). The work is synchronous JS on the thread, so
+ * the time is CPU of the thread, give or take preemption.
+ */
+export function slicedTotals(): { readonly slices: number; readonly ms: number } {
+  return { slices: slicesRun, ms: slicedMs };
+}
 
 /**
  * Whether this thread is inside a slice right now: true only for code that
@@ -84,6 +96,8 @@ function pump(): void {
     pumpSteps(start);
   } finally {
     inSlice = false;
+    slicesRun++;
+    slicedMs += performance.now() - start;
   }
   if (queue.length > 0) setImmediate(pump);
   else pumping = false;
