@@ -46,6 +46,8 @@ export interface Row {
   readonly exportsInWindow: Spread | null;
   /** Paired differences to the reference by part of the RSS, MB (end of the measured window). */
   readonly memoryParts: Record<MemoryPart, Spread | null>;
+  /** spanfuse's own sliced window work per request (µs), where the profiler reports it. */
+  readonly selfWork: Spread | null;
 }
 
 export function aggregate(
@@ -90,6 +92,7 @@ export function aggregate(
         attribution: spread(ok.map((r) => (r.attribution?.groundTruthComplete === true ? (r.attribution.share ?? Number.NaN) : Number.NaN))),
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
         memoryParts,
+        selfWork: spread(ok.map((r) => r.selfWorkPerRequestMicros ?? Number.NaN)),
       });
     }
   }
@@ -194,6 +197,16 @@ export function markdown(h: Header, rows: readonly Row[]): string {
     out.push(`| runtime | configuration | ${MEMORY_PARTS.map(partTitle).join(' | ')} |`);
     out.push(`| --- | --- | ${MEMORY_PARTS.map(() => '---').join(' | ')} |`);
     for (const r of withParts) out.push(`| ${r.runtime} | ${r.config} | ${MEMORY_PARTS.map((p) => deltaCell(r.memoryParts[p])).join(' | ')} |`);
+  }
+  const withSelf = rows.filter((r) => r.selfWork !== null);
+  if (withSelf.length > 0) {
+    out.push('', "### spanfuse's own window work", '');
+    out.push(
+      "Time its thread spent in spanfuse's sliced window work (builds, scrubbing, encoding; `stats().selfTime`) inside the measured window, per request completed: median (min–max) over rounds. The V8 sampler and the per-span work are not in it.",
+      '',
+    );
+    out.push('| runtime | configuration | µs / request |', '| --- | --- | --- |');
+    for (const r of withSelf) out.push(`| ${r.runtime} | ${r.config} | ${absCell(r.selfWork, 2, 'µs')} |`);
   }
   const failures = rows.filter((r) => r.errors.length > 0);
   if (failures.length > 0) {

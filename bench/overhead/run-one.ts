@@ -32,6 +32,8 @@ export interface RunResult {
   readonly cpuPerRequestMicros?: number;
   readonly rssMb?: number;
   readonly heapUsedMb?: number;
+  /** spanfuse's own sliced window work per request (µs of its thread), where it reports it. */
+  readonly selfWorkPerRequestMicros?: number;
   /** Profile exports that landed inside the measured window. */
   readonly exportsInWindow?: number;
   readonly sinkCounts?: Record<string, { count: number; bytes: number }>;
@@ -128,6 +130,7 @@ export async function runOne(
       cpuPerRequestMicros: report.requests > 0 ? cpuMicros / report.requests : Number.NaN,
       rssMb: mean(mem.map((m) => m.rss)) / 2 ** 20,
       heapUsedMb: mean(mem.map((m) => m.heapUsed)) / 2 ** 20,
+      ...(report.selfSlicedMs !== undefined && report.requests > 0 ? { selfWorkPerRequestMicros: (report.selfSlicedMs * 1000) / report.requests } : {}),
       exportsInWindow,
       sinkCounts: sink.counts(),
       attribution,

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
   const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
 
   let markCpu = process.cpuUsage();
+  let markSliced: number | undefined;
   let markNs = process.hrtime.bigint();
   const memory: MemorySample[] = [];
   let memTimer: NodeJS.Timeout | undefined;
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
         memory.length = 0;
         markNs = process.hrtime.bigint();
         markCpu = process.cpuUsage();
+        markSliced = slicedMsOf(profiler);
         measuring = true;
         memTimer = setInterval(() => {
           if (memory.length < 100_000) memory.push(sampleMemory());
@@ -129,9 +131,11 @@ async function main(): Promise<void> {
         } catch (err) {
           profilerStats = { error: String(err) };
         }
+        const sliced = slicedMsOf(profiler);
         void send({
           type: 'report',
           report: {
+            ...(sliced !== undefined && markSliced !== undefined ? { selfSlicedMs: sliced - markSliced } : {}),
             wallMs,
             cpuUserMicros: cpu.user,
             cpuSystemMicros: cpu.system,
@@ -208,4 +212,14 @@ function memoryPartsNow(): Record<MemoryPart, number> {
   parts.external = m.external;
   parts.outsideHeap = m.rss - heap - m.external;
   return parts;
+}
+
+/** spanfuse's running total of sliced work (ms), if the profiler has one. */
+function slicedMsOf(profiler: { stats(): unknown }): number | undefined {
+  try {
+    const ms = (profiler.stats() as { selfTime?: { slicedMs?: unknown } } | undefined)?.selfTime?.slicedMs;
+    return typeof ms === 'number' ? ms : undefined;
+  } catch {
+    return undefined;
+  }
 }
