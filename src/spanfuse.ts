@@ -18,7 +18,9 @@ import {
 import type { SamplerBinder } from './context/index.js';
 import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
-import { runSliced, runSync, slicedTotals, sliceRunning } from './core/slices.js';
+import { selfTimeTotals } from './core/self-time.js';
+import type { SelfTime } from './core/self-time.js';
+import { runSliced, runSync, sliceRunning } from './core/slices.js';
 import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
@@ -68,8 +70,14 @@ const MAX_SCAVENGE_WAIT_MS = 2500;
 
 /** Where the main thread leaves its thread-state table for workers (worker_threads environment data). */
 const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
-/** Window attribute: ms of spanfuse's sliced work on the thread since the previous window's figure. */
+/** Window attributes: ms of spanfuse's own work on the thread since the previous window's figures (core/self-time.ts). */
 const ATTR_SELF_SLICED_MS = 'profiler.self.sliced_ms';
+const ATTR_SELF_STOPS_MS = 'profiler.self.stops_ms';
+const ATTR_SELF_PASSES_MS = 'profiler.self.passes_ms';
+
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
 
 export interface SpanfuseStats {
   readonly running: boolean;
@@ -98,10 +106,10 @@ export interface SpanfuseStats {
   /** CPU samples of this thread with no span while spans were in flight. */
   readonly contextLoss: ContextLossStats;
   /**
-   * spanfuse's own window work on this thread so far: the slices of window
-   * builds, scrubbing and encoding, and the time they took.
+   * spanfuse's own periodic work on this thread so far (ms): window builds,
+   * scrubbing and encoding; native profiler stops; thread-state passes.
    */
-  readonly selfTime: { readonly slices: number; readonly slicedMs: number };
+  readonly selfTime: SelfTime;
 }
 
 /** The running profiler: returned by `start()`. */
@@ -109,7 +117,7 @@ export class Spanfuse {
   readonly config: ResolvedConfig;
   readonly mode: ContextMode;
   readonly #diag = new Diagnostics();
-  #slicedMark = slicedTotals().ms;
+  #selfMark = selfTimeTotals();
   readonly #fusion = new FusionMonitor(this.#diag);
   #autoInstrument: AutoInstrumentation | undefined;
   readonly #contextManager: SpanfuseContextManager;
@@ -429,7 +437,7 @@ export class Spanfuse {
       debugEndpoint: this.#debug?.url,
       workerFlush: this.#workers?.stats(),
       contextLoss: this.#contextLoss.stats(),
-      selfTime: { slices: slicedTotals().slices, slicedMs: Math.round(slicedTotals().ms * 10) / 10 },
+      selfTime: selfTimeTotals(),
     };
   }
 
@@ -617,13 +625,16 @@ export class Spanfuse {
     } catch (err) {
       this.#diag.error('runtime.window', err);
     }
-    // spanfuse's own sliced work since the previous window's figure (the rest
-    // of that window's build, its scrubbing and encoding, this window's chunk
-    // packing and build so far): time on this thread, for users who watch
-    // what the profiler costs them.
-    const sliced = slicedTotals().ms;
-    w.attributes[ATTR_SELF_SLICED_MS] = Math.round((sliced - this.#slicedMark) * 10) / 10;
-    this.#slicedMark = sliced;
+    // spanfuse's own periodic work on this thread since the previous
+    // window's figures (for the sliced work: the rest of that window's build,
+    // its scrubbing and encoding, this window's chunk packing and build so
+    // far), for users who watch what the profiler costs them.
+    const self = selfTimeTotals();
+    const mark = this.#selfMark;
+    w.attributes[ATTR_SELF_SLICED_MS] = round1(self.slicedMs - mark.slicedMs);
+    w.attributes[ATTR_SELF_STOPS_MS] = round1(self.stopsMs - mark.stopsMs);
+    if (self.passesMs > 0) w.attributes[ATTR_SELF_PASSES_MS] = round1(self.passesMs - mark.passesMs);
+    this.#selfMark = self;
     yield;
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);

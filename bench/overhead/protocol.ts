@@ -46,8 +46,8 @@ export interface ServerReport {
   readonly memory: readonly MemorySample[];
   /** spanfuse `stats()` or the peer's equivalent, if any. */
   readonly profilerStats?: unknown;
-  /** spanfuse's own sliced window work inside the measured window (ms; `stats().selfTime`). */
-  readonly selfSlicedMs?: number;
+  /** spanfuse's own periodic work inside the measured window (ms; `stats().selfTime`, all kinds). */
+  readonly selfMs?: number;
   /** Where the RSS is at the end of the measured window, bytes ({@link MEMORY_PARTS}). */
   readonly memoryParts?: Record<MemoryPart, number>;
 }

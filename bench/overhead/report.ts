@@ -46,7 +46,7 @@ export interface Row {
   readonly exportsInWindow: Spread | null;
   /** Paired differences to the reference by part of the RSS, MB (end of the measured window). */
   readonly memoryParts: Record<MemoryPart, Spread | null>;
-  /** spanfuse's own sliced window work per request (µs), where the profiler reports it. */
+  /** spanfuse's own periodic work per request (µs), where the profiler reports it. */
   readonly selfWork: Spread | null;
 }
 
@@ -200,9 +200,9 @@ export function markdown(h: Header, rows: readonly Row[]): string {
   }
   const withSelf = rows.filter((r) => r.selfWork !== null);
   if (withSelf.length > 0) {
-    out.push('', "### spanfuse's own window work", '');
+    out.push('', "### spanfuse's own periodic work", '');
     out.push(
-      "Time its thread spent in spanfuse's sliced window work (builds, scrubbing, encoding; `stats().selfTime`) inside the measured window, per request completed: median (min–max) over rounds. The V8 sampler and the per-span work are not in it.",
+      "Time the main thread spent in spanfuse's own periodic work (window builds, scrubbing, encoding, native profiler stops, thread-state passes; `stats().selfTime`) inside the measured window, per request completed: median (min–max) over rounds. V8's sampler and the per-span work are not in it.",
       '',
     );
     out.push('| runtime | configuration | µs / request |', '| --- | --- | --- |');

@@ -32,7 +32,7 @@ export interface RunResult {
   readonly cpuPerRequestMicros?: number;
   readonly rssMb?: number;
   readonly heapUsedMb?: number;
-  /** spanfuse's own sliced window work per request (µs of its thread), where it reports it. */
+  /** spanfuse's own periodic work per request (µs of its thread; `stats().selfTime`), where it reports it. */
   readonly selfWorkPerRequestMicros?: number;
   /** Profile exports that landed inside the measured window. */
   readonly exportsInWindow?: number;
@@ -130,7 +130,7 @@ export async function runOne(
       cpuPerRequestMicros: report.requests > 0 ? cpuMicros / report.requests : Number.NaN,
       rssMb: mean(mem.map((m) => m.rss)) / 2 ** 20,
       heapUsedMb: mean(mem.map((m) => m.heapUsed)) / 2 ** 20,
-      ...(report.selfSlicedMs !== undefined && report.requests > 0 ? { selfWorkPerRequestMicros: (report.selfSlicedMs * 1000) / report.requests } : {}),
+      ...(report.selfMs !== undefined && report.requests > 0 ? { selfWorkPerRequestMicros: (report.selfMs * 1000) / report.requests } : {}),
       exportsInWindow,
       sinkCounts: sink.counts(),
       attribution,

@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
 
   let markCpu = process.cpuUsage();
-  let markSliced: number | undefined;
+  let markSelf: number | undefined;
   let markNs = process.hrtime.bigint();
   const memory: MemorySample[] = [];
   let memTimer: NodeJS.Timeout | undefined;
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
         memory.length = 0;
         markNs = process.hrtime.bigint();
         markCpu = process.cpuUsage();
-        markSliced = slicedMsOf(profiler);
+        markSelf = selfMsOf(profiler);
         measuring = true;
         memTimer = setInterval(() => {
           if (memory.length < 100_000) memory.push(sampleMemory());
@@ -131,11 +131,11 @@ async function main(): Promise<void> {
         } catch (err) {
           profilerStats = { error: String(err) };
         }
-        const sliced = slicedMsOf(profiler);
+        const self = selfMsOf(profiler);
         void send({
           type: 'report',
           report: {
-            ...(sliced !== undefined && markSliced !== undefined ? { selfSlicedMs: sliced - markSliced } : {}),
+            ...(self !== undefined && markSelf !== undefined ? { selfMs: self - markSelf } : {}),
             wallMs,
             cpuUserMicros: cpu.user,
             cpuSystemMicros: cpu.system,
@@ -214,11 +214,14 @@ function memoryPartsNow(): Record<MemoryPart, number> {
   return parts;
 }
 
-/** spanfuse's running total of sliced work (ms), if the profiler has one. */
-function slicedMsOf(profiler: { stats(): unknown }): number | undefined {
+/** spanfuse's running total of its own periodic work (ms, `stats().selfTime`), if the profiler has one. */
+function selfMsOf(profiler: { stats(): unknown }): number | undefined {
   try {
-    const ms = (profiler.stats() as { selfTime?: { slicedMs?: unknown } } | undefined)?.selfTime?.slicedMs;
-    return typeof ms === 'number' ? ms : undefined;
+    const t = (profiler.stats() as { selfTime?: Record<string, unknown> } | undefined)?.selfTime;
+    if (t === undefined) return undefined;
+    let ms = 0;
+    for (const v of Object.values(t)) if (typeof v === 'number') ms += v;
+    return ms;
   } catch {
     return undefined;
   }

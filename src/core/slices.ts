@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { addSelfTime } from './self-time.js';
 
 /**
  * Work cut into steps: a generator that yields between small pieces of work
@@ -66,18 +67,6 @@ interface Job {
 const queue: Job[] = [];
 let pumping = false;
 let inSlice = false;
-let slicesRun = 0;
-let slicedMs = 0;
-
-/**
- * What the sliced work of this thread has cost so far: the slices run and
- * the time they took (window builds, scrubbing, encoding; `runSync` on the
- * exit path is not counted). The work is synchronous JS on the thread, so
- * the time is CPU of the thread, give or take preemption.
- */
-export function slicedTotals(): { readonly slices: number; readonly ms: number } {
-  return { slices: slicesRun, ms: slicedMs };
-}
 
 /**
  * Whether this thread is inside a slice right now: true only for code that
@@ -96,8 +85,7 @@ function pump(): void {
     pumpSteps(start);
   } finally {
     inSlice = false;
-    slicesRun++;
-    slicedMs += performance.now() - start;
+    addSelfTime('sliced', performance.now() - start);
   }
   if (queue.length > 0) setImmediate(pump);
   else pumping = false;

@@ -3,6 +3,7 @@ import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { withoutStringBytes } from '../core/pprof.js';
 import { withSwapped } from '../core/swap.js';
+import { timedSelf } from '../core/self-time.js';
 import { runSliced, runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
@@ -205,7 +206,7 @@ export class WallSampler {
   #stopNative(restart: boolean): ProfileChunk {
     const capture = chunkCapture();
     const verdict = { possible: false };
-    const profile = certainStuckOnly(verdict, () => withoutStringBytes(() => time.stop(restart, capture.labels)));
+    const profile = timedSelf('stops', () => certainStuckOnly(verdict, () => withoutStringBytes(() => time.stop(restart, capture.labels))));
     if (restart && time.v8ProfilerStuckEventLoopDetected() > 0) this.#opts.onStuckProfiler?.();
     if (verdict.possible) this.#opts.onPossiblyStuckProfiler?.();
     return profileChunk(profile, capture.chunk);

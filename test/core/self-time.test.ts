@@ -15,7 +15,7 @@ function burn(ms: number): number {
   return x;
 }
 
-void test("each window says how long spanfuse's own sliced work took on its thread; stats() has the total", async (t) => {
+void test("each window says how long spanfuse's own periodic work took on its thread; stats() has the totals", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-self-time-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const sf = start({
@@ -28,22 +28,29 @@ void test("each window says how long spanfuse's own sliced work took on its thre
   });
   assert.ok(sf !== undefined, 'started');
   let windows = 0;
+  let passesHere = false;
   try {
     for (let i = 0; i < 60 && sf.stats().windows.collected < 4; i++) {
       burn(20);
       await sleep(10);
     }
     windows = sf.stats().windows.collected;
+    const ts = sf.stats().runtime?.threadState;
+    passesHere = ts?.running === true && ts.host === 'main' && ts.passes > 0;
   } finally {
     await sf.shutdown();
   }
   assert.ok(windows >= 4, `${windows} windows`);
   const self = sf.stats().selfTime;
-  assert.ok(self.slices > 0, JSON.stringify(self));
   assert.ok(self.slicedMs > 0, JSON.stringify(self));
+  // Every close stops the native profiler.
+  assert.ok(self.stopsMs > 0, JSON.stringify(self));
+  // Thread-state passes on this thread (the default host, where /proc allows them) are timed; elsewhere none are.
+  if (passesHere) assert.ok(self.passesMs > 0, JSON.stringify(self));
+  else assert.equal(self.passesMs, 0);
 
-  // One figure per window: a window's profiles (one per sample type) share it.
-  const byWindow = new Map<string, number>();
+  // One set of figures per window: a window's profiles (one per sample type) share them.
+  const byWindow = new Map<string, Record<string, number>>();
   for (const f of readdirSync(dir).filter((n) => n.includes('.otlp'))) {
     const raw = readFileSync(join(dir, f));
     const req = decodeRequest(f.endsWith('.gz') ? gunzipSync(raw) : raw);
@@ -53,18 +60,29 @@ void test("each window says how long spanfuse's own sliced work took on its thre
         for (const p of sp.profiles) {
           for (const ai of p.attribute_indices) {
             const a = d.attribute_table[ai];
-            if (d.string_table[a?.key_strindex ?? 0] === 'profiler.self.sliced_ms') byWindow.set(p.profile_id.toString('hex'), Number(anyValueText(a?.value)));
+            const key = d.string_table[a?.key_strindex ?? 0] ?? '';
+            if (!key.startsWith('profiler.self.')) continue;
+            const id = p.profile_id.toString('hex');
+            const figures = byWindow.get(id) ?? {};
+            figures[key] = Number(anyValueText(a?.value));
+            byWindow.set(id, figures);
           }
         }
       }
     }
   }
-  const figures = [...byWindow.values()];
-  assert.ok(figures.length >= windows, `${figures.length} figures for ${windows} windows`);
-  for (const v of figures) assert.ok(Number.isFinite(v) && v >= 0, String(v));
-  // Windows after the first carry the previous ones' builds: not all zero,
-  // and together no more than the running total.
-  assert.ok(figures.some((v) => v > 0), figures.join(','));
-  const sum = figures.reduce((a, b) => a + b, 0);
-  assert.ok(sum <= self.slicedMs + 0.1 * figures.length, `${sum} > ${self.slicedMs}`);
+  const windowsSeen = [...byWindow.values()];
+  assert.ok(windowsSeen.length >= windows, `${windowsSeen.length} windows with figures for ${windows} windows`);
+  for (const [key, total] of [
+    ['profiler.self.sliced_ms', self.slicedMs],
+    ['profiler.self.stops_ms', self.stopsMs],
+  ] as const) {
+    const figures = windowsSeen.map((f) => f[key] ?? Number.NaN);
+    for (const v of figures) assert.ok(Number.isFinite(v) && v >= 0, `${key}: ${figures.join(',')}`);
+    // Windows after the first carry the previous ones' work: not all zero,
+    // and together no more than the running total.
+    assert.ok(figures.some((v) => v > 0), `${key}: ${figures.join(',')}`);
+    const sum = figures.reduce((a, b) => a + b, 0);
+    assert.ok(sum <= total + 0.1 * figures.length, `${key}: ${sum} > ${total}`);
+  }
 });

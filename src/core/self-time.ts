@@ -1,0 +1,46 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * What spanfuse's own periodic work has cost this thread so far, by kind
+ * (each isolate has its own module instance, hence its own totals):
+ * - `sliced`: window builds, scrubbing and encoding, run in slices
+ *   (`runSliced`; `runSync` on the exit path is not counted);
+ * - `stops`: the native profiler stops (a chunk inside a window, each close);
+ * - `passes`: thread-state passes run on this thread (`threadStateHost: 'main'`).
+ * All of it is synchronous work on the thread, so its wall time is the
+ * thread's CPU, give or take preemption. The per-span work (context
+ * binding, span processors) and V8's sampler thread are not in it: timing
+ * each span would cost more than the span's work.
+ */
+export interface SelfTime {
+  readonly slicedMs: number;
+  readonly stopsMs: number;
+  readonly passesMs: number;
+}
+
+let slicedMs = 0;
+let stopsMs = 0;
+let passesMs = 0;
+
+export type SelfWork = 'sliced' | 'stops' | 'passes';
+
+/** Add `ms` of `kind`. */
+export function addSelfTime(kind: SelfWork, ms: number): void {
+  if (kind === 'sliced') slicedMs += ms;
+  else if (kind === 'stops') stopsMs += ms;
+  else passesMs += ms;
+}
+
+/** Run `fn` and add its time to `kind`. */
+export function timedSelf<T>(kind: SelfWork, fn: () => T): T {
+  const start = performance.now();
+  try {
+    return fn();
+  } finally {
+    addSelfTime(kind, performance.now() - start);
+  }
+}
+
+export function selfTimeTotals(): SelfTime {
+  return { slicedMs, stopsMs, passesMs };
+}
