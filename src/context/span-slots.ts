@@ -14,11 +14,15 @@ import type { SampleContext, Slotted } from './sample-context.js';
  * The integer is `gen << SLOT_BITS | slot`. While a span is live its slot
  * points at its SampleContext (which the span keeps alive anyway); when it
  * ends, the ids, flags and name are copied into typed arrays and the object
- * reference is dropped. A slot is reused only after the window the span
- * ended in and the next one have been labelled (continuations that run
- * shortly after a span ended still resolve); a later sample with the old id
- * finds another generation in the slot and resolves to no span: never to the
- * wrong one. Ended slots are reused oldest first, before the table grows.
+ * reference is dropped. A slot is reused once every sample that may name it
+ * has been resolved: after the window the span ended in is labelled if the
+ * span ended at least {@link DEFAULT_GRACE_MS} before that window closed,
+ * else after the next window is labelled too (continuations that run
+ * shortly after a span ended still resolve). A sample taken in the span's
+ * context later than that finds another generation in the slot and
+ * resolves to no span (counted stale): never to the wrong one. Ended slots
+ * are reused oldest first, before the table grows. The table holds about
+ * one window of ended spans rather than two.
  * Spans whose ids are not plain hex keep their object in the slot. When the
  * table is full, callers fall back to the object value.
  */
@@ -36,6 +40,21 @@ const META = 2;
 const NO_NAME = 0xffffffff;
 /** Distinct span names kept as indices; beyond, a slot keeps its own string. */
 const MAX_NAMES = 1 << 14;
+/**
+ * How long after its end a span's continuations still resolve for certain
+ * (ms): a span that ended this long before its window closed frees its slot
+ * when that window is labelled.
+ */
+export const DEFAULT_GRACE_MS = 1000;
+/** Close times kept for windows not labelled yet (builds pending at once are a few). */
+const CLOSES = 16;
+
+export interface SpanSlotsOptions {
+  /** See {@link DEFAULT_GRACE_MS}. */
+  readonly graceMs?: number;
+  /** Clock in ms (tests); `performance.now` by default. */
+  readonly now?: () => number;
+}
 
 /** A slot's state; ids carry a generation >= 1, so a never-used slot (gen 0) matches none. */
 const enum State {
@@ -56,11 +75,18 @@ export interface SpanSlotStats {
 }
 
 export class SpanSlots {
+  readonly #graceMs: number;
+  readonly #now: () => number;
   #capacity = 0;
   #gen = new Uint16Array(0);
   #state = new Uint8Array(0);
   /** The window (count of windows opened) open when the span ended. */
   #endWindow = new Uint32Array(0);
+  /** When the span ended (ms, the clock's). */
+  #endMs = new Float64Array(0);
+  /** Close time of window `n` at `n % CLOSES`, and which window it is. */
+  readonly #closedAt = new Float64Array(CLOSES);
+  readonly #closedWindow = new Uint32Array(CLOSES).fill(0xffffffff);
   #ids = Buffer.alloc(0);
   #meta = new Uint32Array(0);
   #objects: (SampleContext | undefined)[] = [];
@@ -84,6 +110,11 @@ export class SpanSlots {
   #live = 0;
   #stale = 0;
   #full = 0;
+
+  constructor(options: SpanSlotsOptions = {}) {
+    this.#graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+    this.#now = options.now ?? (() => performance.now());
+  }
 
   /** The id for `sample`, made on first use; undefined when the table is full. */
   idOf(sample: SampleContext): number | undefined {
@@ -135,6 +166,7 @@ export class SpanSlots {
     }
     this.#state[slot] = State.Ended;
     this.#endWindow[slot] = this.#opened;
+    this.#endMs[slot] = this.#now();
     this.#ended[(this.#endedHead + this.#endedCount++) & (this.#capacity - 1)] = slot;
     this.#live--;
   }
@@ -171,8 +203,13 @@ export class SpanSlots {
     return made;
   }
 
-  /** The sampler opened a window (windows are labelled in the order they open). */
+  /** The sampler opened a window (windows are labelled in the order they open); the one before it closed. */
   opened(): void {
+    const closing = this.#opened;
+    if (closing > 0) {
+      this.#closedAt[closing % CLOSES] = this.#now();
+      this.#closedWindow[closing % CLOSES] = closing;
+    }
     this.#opened++;
   }
 
@@ -190,8 +227,13 @@ export class SpanSlots {
   #reusable(): number | undefined {
     if (this.#endedCount === 0) return undefined;
     const slot = this.#ended[this.#endedHead]!;
-    // Samples of a span that ended in window k sit in k and (continuations) k + 1.
-    if (this.#endWindow[slot]! + 1 > this.#labelled) return undefined;
+    // Samples of a span that ended in window k sit in k and (continuations)
+    // k + 1; in k alone if it ended a grace period before k closed.
+    const k = this.#endWindow[slot]!;
+    if (k + 1 > this.#labelled) {
+      if (k > this.#labelled || this.#closedWindow[k % CLOSES] !== k) return undefined;
+      if (this.#endMs[slot]! + this.#graceMs > this.#closedAt[k % CLOSES]!) return undefined;
+    }
     this.#endedHead = (this.#endedHead + 1) & (this.#capacity - 1);
     this.#endedCount--;
     this.#objects[slot] = undefined;
@@ -230,6 +272,8 @@ export class SpanSlots {
     state.set(this.#state);
     const endWindow = new Uint32Array(to);
     endWindow.set(this.#endWindow);
+    const endMs = new Float64Array(to);
+    endMs.set(this.#endMs);
     const ids = Buffer.alloc(to * ID_BYTES);
     this.#ids.copy(ids);
     const meta = new Uint32Array(to * META);
@@ -237,6 +281,7 @@ export class SpanSlots {
     this.#gen = gen;
     this.#state = state;
     this.#endWindow = endWindow;
+    this.#endMs = endMs;
     this.#ids = ids;
     this.#meta = meta;
     this.#objects.length = to;

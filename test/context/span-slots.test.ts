@@ -69,6 +69,39 @@ test('a slot is reused only after the window the span ended in and the next are 
   assert.equal(slots.stats().stale, 1);
 });
 
+test('a span that ended a grace period before its window closed frees its slot when that window is labelled; one that ended later waits for the next', () => {
+  let now = 0;
+  const slots = new SpanSlots({ graceMs: 1000, now: () => now });
+  const slotOf = (id: number): number => id & (MAX_SLOTS - 1);
+  slots.opened(); // window 1, from t = 0
+  const early = sample(1);
+  const idEarly = slots.idOf(early)!;
+  now = 2000;
+  slots.release(early); // 8 s before the close
+  const late = sample(2);
+  const idLate = slots.idOf(late)!;
+  now = 9500;
+  slots.release(late); // 0.5 s before the close: its continuations may run in window 2
+  now = 10_000;
+  slots.opened(); // window 1 closed at 10 s
+  now = 10_400;
+  slots.labelled(); // window 1 labelled
+  const a = sample(3);
+  const idA = slots.idOf(a)!;
+  assert.equal(slotOf(idA), slotOf(idEarly), "the early span's slot is reused at once");
+  assert.equal(slots.resolve(idEarly), undefined, 'its old id is stale, not the new span');
+  assert.equal(slots.resolve(idLate)?.spanId, late.spanId, 'the late one still resolves');
+  const b = sample(4);
+  const idB = slots.idOf(b)!;
+  assert.notEqual(slotOf(idB), slotOf(idLate), 'the late one is not reusable yet');
+  now = 20_000;
+  slots.opened(); // window 2 closed
+  slots.labelled(); // window 2 labelled
+  const c = sample(5);
+  assert.equal(slotOf(slots.idOf(c)!), slotOf(idLate), 'now it is');
+  assert.equal(slots.stats().stale, 1);
+});
+
 test('live spans are never freed; the table grows; ids that are not lower-case hex keep their object', () => {
   const slots = new SpanSlots();
   slots.opened();
