@@ -78,6 +78,8 @@ export class WallSampler {
   #running = false;
   #chunks: ProfileChunk[] = [];
   #chunkTimer: NodeJS.Timeout | undefined;
+  /** When the current window opened (performance.now()). */
+  #openedAt = 0;
   #chunkErrors = 0;
 
   constructor(opts: WallSamplerOptions) {
@@ -98,13 +100,19 @@ export class WallSampler {
     return this.#chunkErrors;
   }
 
-  /** Time between two chunk stops inside a window (ms), or undefined for one chunk per window. */
+  /**
+   * Time between two stops inside a window (ms), or undefined for one stop
+   * per window: the window cut into equal parts of at most `chunkSamples`
+   * samples (at the defaults, 10 s windows of ~1,000 samples: one stop in
+   * the middle, two stops of ~500 samples per window).
+   */
   get chunkMs(): number | undefined {
     const windowMs = this.#opts.windowMs;
     if (windowMs === undefined) return undefined;
     const samples = this.#opts.chunkSamples ?? DEFAULT_CHUNK_SAMPLES;
     const ms = Math.max(100, Math.floor((samples * this.#opts.samplingIntervalMicros) / 1000));
-    return ms < windowMs ? ms : undefined;
+    const parts = Math.ceil(windowMs / ms);
+    return parts > 1 ? Math.floor(windowMs / parts) : undefined;
   }
 
   start(): void {
@@ -129,19 +137,31 @@ export class WallSampler {
     this.#running = true;
     this.#open();
     const every = this.chunkMs;
-    if (every !== undefined) {
-      // The first stop converts with cold code (compiled on first use, then
-      // interpreted): measured 7-10 ms of event-loop block for ~590 samples
-      // at 6 s, against 2-4 ms for later stops. An early first stop pays
-      // that on the samples of its first second.
-      this.#chunkTimer = setTimeout(() => {
-        this.#chunk();
-        if (this.#chunkTimer === undefined) return;
-        this.#chunkTimer = setInterval(() => this.#chunk(), every);
-        this.#chunkTimer.unref();
-      }, Math.min(FIRST_CHUNK_MS, every));
-      this.#chunkTimer.unref();
-    }
+    // The first stop converts with cold code (compiled on first use, then
+    // interpreted): measured 7-10 ms of event-loop block for ~590 samples
+    // at 6 s, against 2-4 ms for later stops. An early first stop pays
+    // that on the samples of its first second.
+    if (every !== undefined) this.#scheduleChunk(Math.min(FIRST_CHUNK_MS, every));
+  }
+
+  /**
+   * The next stop inside the window in `delayMs`, then every
+   * {@link chunkMs}; each close starts the count again, so the stops cut
+   * every window the same way, and none comes just before a close.
+   */
+  #scheduleChunk(delayMs: number): void {
+    if (this.#chunkTimer !== undefined) clearTimeout(this.#chunkTimer);
+    const every = this.chunkMs;
+    const windowMs = this.#opts.windowMs;
+    if (every === undefined || windowMs === undefined) return;
+    this.#chunkTimer = setTimeout(() => {
+      this.#chunkTimer = undefined;
+      // Close enough to the close that the close's own stop takes these samples.
+      if (performance.now() - this.#openedAt > windowMs - every / 2) return;
+      this.#chunk();
+      if (this.#running) this.#scheduleChunk(every);
+    }, delayMs);
+    this.#chunkTimer.unref();
   }
 
   /**
@@ -155,8 +175,11 @@ export class WallSampler {
     const startUnixNs = this.#startUnixNs;
     const seq = this.#seq;
     const endUnixNs = nowUnixNs();
-    if (restart) this.#open();
-    else this.#stopChunks();
+    if (restart) {
+      this.#open();
+      const every = this.chunkMs;
+      if (every !== undefined) this.#scheduleChunk(every);
+    } else this.#stopChunks();
     const chunks = this.#chunks;
     this.#chunks = [];
     for (let i = 0; i < chunks.length; i++) (chunks[i] as ProfileChunk).claimed = true;
@@ -232,12 +255,13 @@ export class WallSampler {
   }
 
   #stopChunks(): void {
-    if (this.#chunkTimer !== undefined) clearInterval(this.#chunkTimer);
+    if (this.#chunkTimer !== undefined) clearTimeout(this.#chunkTimer);
     this.#chunkTimer = undefined;
   }
 
   #open(): void {
     spanSlots.opened();
+    this.#openedAt = performance.now();
     this.#profileId = newProfileId();
     this.#startUnixNs = nowUnixNs();
     this.#seq++;

@@ -235,3 +235,28 @@ test('a window whose earlier stop was never packed is built the same way, in tim
   const wallNs = (from: number, to: number): number => p.sample.slice(from, to).reduce((t, s) => t + Number(s.value[1]), 0);
   assert.ok(wallNs(0, n1) > 20e6 && wallNs(n1, n1 + n2) > 20e6, 'each stop holds its ~40 ms of samples');
 });
+
+test('stops inside a window cut every window the same way: the count starts again at each close', async () => {
+  // 1 ms sampling, 600-sample chunks, 1 s windows: two parts of ~500 ms,
+  // one stop in the middle of each window.
+  const sampler = testSampler({ collectCpuTime: false, windowMs: 1000, chunkSamples: 600 });
+  assert.equal(sampler.chunkMs, 500);
+  sampler.start();
+  const counts: number[] = [];
+  try {
+    // A window that closes late (here 1.3 s, as a busy loop would make it)
+    // must not leave the next one a stop just after its start, nor a tiny
+    // one just before its close.
+    for (const ms of [1300, 1000, 1000]) {
+      await sleep(ms);
+      const raw = sampler.close(true);
+      assert.ok(raw !== undefined);
+      counts.push(raw.chunks.length);
+    }
+  } finally {
+    sampler.close(false);
+  }
+  // Each window: one stop at ~0.5 s and the close. In the late first
+  // window the stop due at ~1.0 s is skipped (the close was due then).
+  assert.deepEqual(counts, [2, 2, 2]);
+});
