@@ -17,6 +17,7 @@
  *   node dist/bench/perf/cpuprof.js diff A B REQ_A REQ_B [OWNER]      µs per request by function of OWNER (default node), B − A
  *   node dist/bench/perf/cpuprof.js bursts FILE FUNCTION [URL_PART]   when samples inside FUNCTION came (bursts 50 ms apart)
  *   node dist/bench/perf/cpuprof.js inside FILE FUNCTION [URL_PART]   self time of everything called from FUNCTION
+ *   node dist/bench/perf/cpuprof.js range FILE FROM_MS TO_MS          samples in a time range of the profile, by owner and leaf
  *
  * The overhead bench always runs the control first: with `--configs
  * spanfuse-default` DIR gets two profiles, the control's and spanfuse's
@@ -194,6 +195,25 @@ function inside(file: string, fn: string, urlPart: string): void {
   for (const [k, n] of sorted(m, 25)) console.log(`${(n * l.msPerSample).toFixed(1).padStart(8)} ms  ${k}`);
 }
 
+function range(file: string, fromMs: number, toMs: number): void {
+  const l = load(file);
+  const m = new Map<string, number>();
+  let t = l.p.startTime;
+  let total = 0;
+  for (let i = 0; i < l.p.samples.length; i++) {
+    t += l.p.timeDeltas[i] ?? 0;
+    const at = (t - l.p.startTime) / 1000;
+    if (at < fromMs || at > toMs) continue;
+    const id = l.p.samples[i] as number;
+    const [o, cf] = l.ownerOf(id);
+    const k = `${o}  ${short(cf)} <- ${short(l.frame(id))}`;
+    m.set(k, (m.get(k) ?? 0) + 1);
+    total++;
+  }
+  console.log(`${total} samples between ${fromMs} and ${toMs} ms of the profile (${(l.msPerSample * 1000).toFixed(0)} µs each)`);
+  for (const [k, n] of sorted(m, 25)) console.log(`${String(n).padStart(6)}  ${k}`);
+}
+
 const [cmd, ...rest] = process.argv.slice(2);
 const need = (i: number): string => {
   const v = rest[i];
@@ -204,4 +224,5 @@ if (cmd === 'owners') owners(need(0), Number(rest[1] ?? 0), Number(rest[2] ?? 40
 else if (cmd === 'diff') diff(need(0), need(1), Number(need(2)), Number(need(3)), rest[4] ?? 'node');
 else if (cmd === 'bursts') bursts(need(0), need(1), rest[2] ?? '');
 else if (cmd === 'inside') inside(need(0), need(1), rest[2] ?? '');
-else throw new Error('usage: cpuprof.js owners|diff|bursts|inside ... (see the header of bench/perf/cpuprof.ts)');
+else if (cmd === 'range') range(need(0), Number(need(1)), Number(need(2)));
+else throw new Error('usage: cpuprof.js owners|diff|bursts|inside|range ... (see the header of bench/perf/cpuprof.ts)');
