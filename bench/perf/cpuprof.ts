@@ -1,9 +1,10 @@
 /**
  * Read a V8 CPU profile (`node --cpu-prof`) of the overhead bench's server
- * and say where its main thread's time went. On this VM `perf record -e
- * cpu-clock` lands most samples where interrupts are re-enabled (77% on the
- * bench's CPU kernel in one recording), which hides short functions; V8's own
- * sampler walks the JS stack at each tick and does not have that bias.
+ * and say where its main thread's time went, by JS function. With `perf`,
+ * code that runs in V8's interpreter or baseline tier (spanfuse's
+ * once-per-window code mostly does) shows as bytecode handlers and
+ * trampolines unless node runs with `--interpreted-frames-native-stack`;
+ * V8's own sampler names every JS frame whatever its tier.
  *
  * Each sample is given to the innermost frame that has an owner: spanfuse
  * (dist/src), @datadog/pprof and pprof-format, the app (dist/bench), the
