@@ -136,31 +136,33 @@ export class WallSampler {
     });
     this.#running = true;
     this.#open();
-    const every = this.chunkMs;
-    // The first stop converts with cold code (compiled on first use, then
-    // interpreted): measured 7-10 ms of event-loop block for ~590 samples
-    // at 6 s, against 2-4 ms for later stops. An early first stop pays
-    // that on the samples of its first second.
-    if (every !== undefined) this.#scheduleChunk(Math.min(FIRST_CHUNK_MS, every));
+    this.#scheduleChunk(true);
   }
 
   /**
-   * The next stop inside the window in `delayMs`, then every
-   * {@link chunkMs}; each close starts the count again, so the stops cut
-   * every window the same way, and none comes just before a close.
+   * The next stop inside the window in {@link chunkMs} (none without it),
+   * then every {@link chunkMs}; each close starts the count again, so the
+   * stops cut every window the same way, and none comes just before a close.
    */
-  #scheduleChunk(delayMs: number): void {
+  #scheduleChunk(first: boolean): void {
     if (this.#chunkTimer !== undefined) clearTimeout(this.#chunkTimer);
     const every = this.chunkMs;
     const windowMs = this.#opts.windowMs;
     if (every === undefined || windowMs === undefined) return;
-    this.#chunkTimer = setTimeout(() => {
-      this.#chunkTimer = undefined;
-      // Close enough to the close that the close's own stop takes these samples.
-      if (performance.now() - this.#openedAt > windowMs - every / 2) return;
-      this.#chunk();
-      if (this.#running) this.#scheduleChunk(every);
-    }, delayMs);
+    this.#chunkTimer = setTimeout(
+      () => {
+        this.#chunkTimer = undefined;
+        // Close enough to the close that the close's own stop takes these samples.
+        if (performance.now() - this.#openedAt > windowMs - every / 2) return;
+        this.#chunk();
+        if (this.#running) this.#scheduleChunk(false);
+      },
+      // The first stop converts with cold code (compiled on first use, then
+      // interpreted): measured 7-10 ms of event-loop block for ~590 samples
+      // at 6 s, against 2-4 ms for later stops. An early first stop pays
+      // that on the samples of its first second.
+      first ? Math.min(FIRST_CHUNK_MS, every) : every,
+    );
     this.#chunkTimer.unref();
   }
 
@@ -177,8 +179,7 @@ export class WallSampler {
     const endUnixNs = nowUnixNs();
     if (restart) {
       this.#open();
-      const every = this.chunkMs;
-      if (every !== undefined) this.#scheduleChunk(every);
+      this.#scheduleChunk(false);
     } else this.#stopChunks();
     const chunks = this.#chunks;
     this.#chunks = [];
