@@ -110,7 +110,7 @@ async function main(): Promise<void> {
         memory.length = 0;
         markNs = process.hrtime.bigint();
         markCpu = process.cpuUsage();
-        markSelf = selfMsOf(profiler);
+        markSelf = selfMsIn(statsOf(profiler));
         measuring = true;
         memTimer = setInterval(() => {
           if (memory.length < 100_000) memory.push(sampleMemory());
@@ -125,13 +125,8 @@ async function main(): Promise<void> {
         if (memTimer !== undefined) clearInterval(memTimer);
         memory.push(sampleMemory());
         const memoryParts = memoryPartsNow();
-        let profilerStats: unknown;
-        try {
-          profilerStats = profiler.stats();
-        } catch (err) {
-          profilerStats = { error: String(err) };
-        }
-        const self = selfMsOf(profiler);
+        const profilerStats = statsOf(profiler);
+        const self = selfMsIn(profilerStats);
         void send({
           type: 'report',
           report: {
@@ -214,15 +209,20 @@ function memoryPartsNow(): Record<MemoryPart, number> {
   return parts;
 }
 
-/** spanfuse's running total of its own periodic work (ms, `stats().selfTime`), if the profiler has one. */
-function selfMsOf(profiler: { stats(): unknown }): number | undefined {
+/** The profiler's `stats()`, or what it threw. */
+function statsOf(profiler: { stats(): unknown }): unknown {
   try {
-    const t = (profiler.stats() as { selfTime?: Record<string, unknown> } | undefined)?.selfTime;
-    if (t === undefined) return undefined;
-    let ms = 0;
-    for (const v of Object.values(t)) if (typeof v === 'number') ms += v;
-    return ms;
-  } catch {
-    return undefined;
+    return profiler.stats();
+  } catch (err) {
+    return { error: String(err) };
   }
+}
+
+/** spanfuse's running total of its own periodic work (ms, `stats().selfTime`), if the stats have one. */
+function selfMsIn(stats: unknown): number | undefined {
+  const t = (stats as { selfTime?: Record<string, unknown> } | undefined)?.selfTime;
+  if (t === undefined) return undefined;
+  let ms = 0;
+  for (const v of Object.values(t)) if (typeof v === 'number') ms += v;
+  return ms;
 }
