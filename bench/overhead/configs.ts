@@ -31,7 +31,7 @@ export type ProfilerKind = 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace' | 'ppr
 export type TracingKind = 'otel-basic' | 'spanfuse' | 'dd-trace' | 'none';
 
 /** How the request's span id is put on samples by the app itself. */
-export type AppLabels = 'none' | 'pyroscope-wrap';
+export type AppLabels = 'none' | 'pyroscope-wrap' | 'pprof-context';
 
 export interface BenchConfig {
   readonly name: string;
@@ -333,6 +333,21 @@ export const CONFIGS: readonly BenchConfig[] = [
     labels: 'none',
     env: { BENCH_PPROF_INTERVAL_US: '50000' },
     reference: 'untraced',
+    byDefault: false,
+  },
+  {
+    // What @datadog/pprof's context machinery costs without spanfuse: the
+    // traced control plus the sampler with contexts on (AsyncContextFrame on
+    // Node 22.7+/24, else its one global slot) and one context per request,
+    // entered around the request's work. Ratios to the control, like
+    // spanfuse-sampler-only, which adds spanfuse's context manager, span
+    // table and window builds to this.
+    name: 'pprof-contexts',
+    description: '@datadog/pprof wall sampler at 100 Hz with contexts and CPU time (CPED where the runtime has AsyncContextFrame) and one context per request, on the OTel-traced control; windows encoded and dropped',
+    profiler: 'pprof',
+    tracing: 'otel-basic',
+    labels: 'pprof-context',
+    env: { BENCH_PPROF_INTERVAL_US: '10000', BENCH_PPROF_CONTEXTS: '1' },
     byDefault: false,
   },
   {

@@ -110,7 +110,20 @@ function startDdTrace(spec: ServerSpec): StartedProfiler {
 async function startRawPprof(spec: ServerSpec): Promise<StartedProfiler> {
   const { time, encode } = await import('@datadog/pprof');
   const intervalMicros = Number(process.env['BENCH_PPROF_INTERVAL_US'] ?? '10000');
-  time.start({ intervalMicros, durationMillis: spec.windowMs, withContexts: false, collectCpuTime: false, lineNumbers: false });
+  const contexts = process.env['BENCH_PPROF_CONTEXTS'] === '1';
+  // With contexts: as spanfuse starts it (CPED where the runtime has
+  // AsyncContextFrame, CPU time per sample, no V8-bug workaround).
+  const { isAsyncContextFrameActive } = await import('@datadog/pprof/out/src/async-context-frame.js');
+  const cped = contexts && isAsyncContextFrameActive();
+  time.start({
+    intervalMicros,
+    durationMillis: spec.windowMs,
+    withContexts: contexts,
+    useCPED: cped,
+    collectCpuTime: contexts,
+    workaroundV8Bug: !contexts,
+    lineNumbers: false,
+  });
   let windows = 0;
   let bytes = 0;
   const timer = setInterval(() => {
@@ -120,7 +133,18 @@ async function startRawPprof(spec: ServerSpec): Promise<StartedProfiler> {
     });
   }, spec.windowMs);
   timer.unref();
+  // One context per request, entered around its work (in hooks mode the
+  // global slot, set for the request's synchronous part only).
+  const labeler: Labeler | undefined = !contexts
+    ? undefined
+    : cped
+      ? (spanIdHex, fn) => time.runWithContext({ span_id: spanIdHex }, fn)
+      : (spanIdHex, fn) => {
+          time.setContext({ span_id: spanIdHex });
+          fn();
+        };
   return {
+    ...(labeler === undefined ? {} : { labeler }),
     stats: () => ({ intervalMicros, windows, bytes }),
     shutdown: () => {
       clearInterval(timer);

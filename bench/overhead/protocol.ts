@@ -9,7 +9,7 @@ export interface ServerSpec {
   readonly config: string;
   readonly profiler: 'none' | 'spanfuse' | 'pyroscope' | 'dd-trace' | 'pprof';
   readonly tracing: 'otel-basic' | 'spanfuse' | 'dd-trace' | 'none';
-  readonly labels: 'none' | 'pyroscope-wrap';
+  readonly labels: 'none' | 'pyroscope-wrap' | 'pprof-context';
   readonly appTracingFirst: boolean;
   readonly spanfuseEntry: 'start' | 'register';
   readonly spanfuseModule: string;
