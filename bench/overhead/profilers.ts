@@ -120,7 +120,7 @@ async function startRawPprof(spec: ServerSpec): Promise<StartedProfiler> {
     durationMillis: spec.windowMs,
     withContexts: contexts,
     useCPED: cped,
-    collectCpuTime: contexts,
+    collectCpuTime: contexts && process.env['BENCH_PPROF_CPU_TIME'] !== '0',
     workaroundV8Bug: !contexts,
     lineNumbers: false,
   });
@@ -135,7 +135,7 @@ async function startRawPprof(spec: ServerSpec): Promise<StartedProfiler> {
   timer.unref();
   // One context per request, entered around its work (in hooks mode the
   // global slot, set for the request's synchronous part only).
-  const labeler: Labeler | undefined = !contexts
+  const labeler: Labeler | undefined = !contexts || process.env['BENCH_PPROF_LABEL'] === '0'
     ? undefined
     : cped
       ? (spanIdHex, fn) => time.runWithContext({ span_id: spanIdHex }, fn)

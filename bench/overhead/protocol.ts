@@ -48,6 +48,12 @@ export interface ServerReport {
   readonly profilerStats?: unknown;
   /** spanfuse's own periodic work inside the measured window (ms; `stats().selfTime`, all kinds). */
   readonly selfMs?: number;
+  /**
+   * The main thread's CPU inside the service's fixed work (the kernel calls)
+   * in the measured window, µs, estimated from every 8th call; where the
+   * runtime has `process.threadCpuUsage` (Node 23.9+).
+   */
+  readonly fixedCpuMicros?: number;
   /** Where the RSS is at the end of the measured window, bytes ({@link MEMORY_PARTS}). */
   readonly memoryParts?: Record<MemoryPart, number>;
 }

@@ -48,6 +48,26 @@ export interface Row {
   readonly memoryParts: Record<MemoryPart, Spread | null>;
   /** spanfuse's own periodic work per request (µs), where the profiler reports it. */
   readonly selfWork: Spread | null;
+  /** CPU outside and inside the fixed work, where the runtime lets the server measure it. */
+  readonly fixedWork: FixedWorkRow | null;
+}
+
+/**
+ * The CPU per request split at the service's fixed work (the kernel calls,
+ * timed with the main thread's CPU clock): how fast each process ran the same
+ * fixed work, and what it spent outside it. Outside is where a profiler's
+ * per-request and periodic work lands; the fixed work's speed differs between
+ * processes by a few percent whatever runs in them.
+ */
+export interface FixedWorkRow {
+  /** Absolute: µs per request inside / outside the fixed work. */
+  readonly inside: Spread | null;
+  readonly outside: Spread | null;
+  /** Paired with the reference: inside ratio, outside difference (µs). */
+  readonly insideRatio: Spread | null;
+  readonly outsideDelta: Spread | null;
+  /** Reference's CPU per request plus the outside difference, over the reference's: the ratio at equal fixed-work speed. */
+  readonly atEqualSpeed: Spread | null;
 }
 
 export function aggregate(
@@ -93,10 +113,36 @@ export function aggregate(
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
         memoryParts,
         selfWork: spread(ok.map((r) => r.selfWorkPerRequestMicros ?? Number.NaN)),
+        fixedWork: fixedWorkRow(ok, control),
       });
     }
   }
   return rows;
+}
+
+function fixedWorkRow(ok: readonly RunResult[], control: ReadonlyMap<number, RunResult>): FixedWorkRow | null {
+  const inside = spread(ok.map((r) => r.fixedCpuPerRequestMicros ?? Number.NaN));
+  if (inside === null) return null;
+  const insideRatio: number[] = [];
+  const outsideDelta: number[] = [];
+  const atEqualSpeed: number[] = [];
+  for (const r of ok) {
+    const c = control.get(r.round);
+    if (c === undefined) continue;
+    const [inMine, inRef] = [r.fixedCpuPerRequestMicros ?? Number.NaN, c.fixedCpuPerRequestMicros ?? Number.NaN];
+    const d = (r.outsideCpuPerRequestMicros ?? Number.NaN) - (c.outsideCpuPerRequestMicros ?? Number.NaN);
+    const cpuRef = c.cpuPerRequestMicros ?? Number.NaN;
+    insideRatio.push(inMine / inRef);
+    outsideDelta.push(d);
+    atEqualSpeed.push((cpuRef + d) / cpuRef);
+  }
+  return {
+    inside,
+    outside: spread(ok.map((r) => r.outsideCpuPerRequestMicros ?? Number.NaN)),
+    insideRatio: spread(insideRatio),
+    outsideDelta: spread(outsideDelta),
+    atEqualSpeed: spread(atEqualSpeed),
+  };
 }
 
 /** `value` of each run and of the reference run of its round (runs whose round has none are left out). */
@@ -207,6 +253,22 @@ export function markdown(h: Header, rows: readonly Row[]): string {
     );
     out.push('| runtime | configuration | µs / request |', '| --- | --- | --- |');
     for (const r of withSelf) out.push(`| ${r.runtime} | ${r.config} | ${absCell(r.selfWork, 2, 'µs')} |`);
+  }
+  const withFixed = rows.filter((r) => r.fixedWork !== null);
+  if (withFixed.length > 0) {
+    out.push('', '### CPU outside the fixed work', '');
+    out.push(
+      "The service's fixed work (its kernel calls) timed with the main thread's CPU clock (every 8th call; `process.threadCpuUsage`, so Node 23.9+ only). Its speed differs between processes by a few percent whatever runs in them; what a profiler adds per request lands mostly outside it. Inside and outside: µs per request. Ratio inside: this process's fixed-work CPU over the reference's in the same round (above 1: it ran the same work slower; a profiler's signal handler interrupting the kernel counts here, well under 0.1 % at 100 Hz). Outside +: paired difference in µs per request. At equal speed: the reference's CPU per request plus that difference, over the reference's. Median (min–max) over rounds.",
+      '',
+    );
+    out.push('| runtime | configuration | inside | outside | ratio inside | outside + | at equal speed |', '| --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of withFixed) {
+      const f = r.fixedWork as FixedWorkRow;
+      const isRef = r.config === r.reference;
+      out.push(
+        `| ${r.runtime} | ${r.config} | ${absCell(f.inside, 1, 'µs')} | ${absCell(f.outside, 1, 'µs')} | ${isRef ? '–' : ratioCell(f.insideRatio)} | ${isRef ? '–' : absCell(f.outsideDelta, 1, 'µs')} | ${isRef ? '–' : ratioCell(f.atEqualSpeed)} |`,
+      );
+    }
   }
   const failures = rows.filter((r) => r.errors.length > 0);
   if (failures.length > 0) {

@@ -34,6 +34,10 @@ export interface RunResult {
   readonly heapUsedMb?: number;
   /** spanfuse's own periodic work per request (µs of its thread; `stats().selfTime`), where it reports it. */
   readonly selfWorkPerRequestMicros?: number;
+  /** The main thread's CPU inside the fixed work per request (µs), where measured. */
+  readonly fixedCpuPerRequestMicros?: number;
+  /** The process's CPU outside the fixed work per request (µs): CPU per request minus the above. */
+  readonly outsideCpuPerRequestMicros?: number;
   /** Profile exports that landed inside the measured window. */
   readonly exportsInWindow?: number;
   readonly sinkCounts?: Record<string, { count: number; bytes: number }>;
@@ -131,6 +135,12 @@ export async function runOne(
       rssMb: mean(mem.map((m) => m.rss)) / 2 ** 20,
       heapUsedMb: mean(mem.map((m) => m.heapUsed)) / 2 ** 20,
       ...(report.selfMs !== undefined && report.requests > 0 ? { selfWorkPerRequestMicros: (report.selfMs * 1000) / report.requests } : {}),
+      ...(report.fixedCpuMicros !== undefined && report.requests > 0
+        ? {
+            fixedCpuPerRequestMicros: report.fixedCpuMicros / report.requests,
+            outsideCpuPerRequestMicros: (cpuMicros - report.fixedCpuMicros) / report.requests,
+          }
+        : {}),
       exportsInWindow,
       sinkCounts: sink.counts(),
       attribution,

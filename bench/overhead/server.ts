@@ -10,6 +10,7 @@
  */
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { FromServer, MemoryPart, MemorySample, ServerSpec, ToServer } from './protocol.js';
+import { benchRequire } from './profilers.js';
 
 const spec = JSON.parse(process.env['BENCH_SERVER_SPEC'] ?? '{}') as ServerSpec;
 
@@ -34,7 +35,9 @@ async function main(): Promise<void> {
   const http = await import('node:http');
   const path = await import('node:path');
 
-  const routes = work.makeRoutes(spec.unitIterations, path.join(spec.dataDir, 'data.json'));
+  const clock = process.env['BENCH_FIXED_CPU'] === '1' ? threadCpuClock(spec) : undefined;
+  const meter = clock === undefined ? undefined : work.fixedWorkMeter(clock);
+  const routes = work.makeRoutes(spec.unitIterations, path.join(spec.dataDir, 'data.json'), meter?.kernel);
   const fns = work.makeUniqueFunctions();
   const truth = new work.GroundTruth();
   const labeler = profiler.labeler;
@@ -111,6 +114,7 @@ async function main(): Promise<void> {
         markNs = process.hrtime.bigint();
         markCpu = process.cpuUsage();
         markSelf = selfMsIn(statsOf(profiler));
+        meter?.reset();
         measuring = true;
         memTimer = setInterval(() => {
           if (memory.length < 100_000) memory.push(sampleMemory());
@@ -131,6 +135,7 @@ async function main(): Promise<void> {
           type: 'report',
           report: {
             ...(self !== undefined && markSelf !== undefined ? { selfMs: self - markSelf } : {}),
+            ...(meter === undefined ? {} : { fixedCpuMicros: meter.estimateMicros() }),
             wallMs,
             cpuUserMicros: cpu.user,
             cpuSystemMicros: cpu.system,
@@ -225,4 +230,22 @@ function selfMsIn(stats: unknown): number | undefined {
   let ms = 0;
   for (const v of Object.values(t)) if (typeof v === 'number') ms += v;
   return ms;
+}
+
+/**
+ * The main thread's CPU clock in ns (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
+ * through koffi, ~0.2 µs a read), for the fixed-work meter. Only with
+ * `BENCH_FIXED_CPU=1`: koffi then loads in every configuration, control
+ * included, which changes the RSS figures by its size.
+ */
+function threadCpuClock(spec: ServerSpec): () => number {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- koffi's handles are untyped
+  const koffi: any = benchRequire(spec)('koffi');
+  const clockGettime = koffi.load('libc.so.6').func('int clock_gettime(int, uint8_t *buf)') as (id: number, buf: Buffer) => number;
+  const buf = Buffer.alloc(16);
+  const CLOCK_THREAD_CPUTIME_ID = 3;
+  return () => {
+    clockGettime(CLOCK_THREAD_CPUTIME_ID, buf);
+    return Number(buf.readBigInt64LE(0)) * 1e9 + Number(buf.readBigInt64LE(8));
+  };
 }
