@@ -155,6 +155,12 @@ function paired(runs: readonly RunResult[], reference: ReadonlyMap<number, RunRe
   return out;
 }
 
+/** A report section: its title, what it shows, and its table's header. */
+function section(out: string[], title: string, intro: string, columns: readonly string[]): void {
+  out.push('', `### ${title}`, '', intro, '');
+  out.push(`| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`);
+}
+
 function fmt(n: number, digits: number): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
 }
@@ -246,22 +252,22 @@ export function markdown(h: Header, rows: readonly Row[]): string {
   }
   const withSelf = rows.filter((r) => r.selfWork !== null);
   if (withSelf.length > 0) {
-    out.push('', "### spanfuse's own periodic work", '');
-    out.push(
+    section(
+      out,
+      "spanfuse's own periodic work",
       "Time the main thread spent in spanfuse's own periodic work (window builds, scrubbing, encoding, native profiler stops, thread-state passes; `stats().selfTime`) inside the measured window, per request completed: median (min–max) over rounds. V8's sampler and the per-span work are not in it.",
-      '',
+      ['runtime', 'configuration', 'µs / request'],
     );
-    out.push('| runtime | configuration | µs / request |', '| --- | --- | --- |');
     for (const r of withSelf) out.push(`| ${r.runtime} | ${r.config} | ${absCell(r.selfWork, 2, 'µs')} |`);
   }
   const withFixed = rows.filter((r) => r.fixedWork !== null);
   if (withFixed.length > 0) {
-    out.push('', '### CPU outside the fixed work', '');
-    out.push(
-      "The service's fixed work (its kernel calls) timed with the main thread's CPU clock (every 8th call; `process.threadCpuUsage`, so Node 23.9+ only). Its speed differs between processes by a few percent whatever runs in them; what a profiler adds per request lands mostly outside it. Inside and outside: µs per request. Ratio inside: this process's fixed-work CPU over the reference's in the same round (above 1: it ran the same work slower; a profiler's signal handler interrupting the kernel counts here, well under 0.1 % at 100 Hz). Outside +: paired difference in µs per request. At equal speed: the reference's CPU per request plus that difference, over the reference's. Median (min–max) over rounds.",
-      '',
+    section(
+      out,
+      'CPU outside the fixed work',
+      "With `BENCH_FIXED_CPU=1`: the service's fixed work (its kernel calls) timed with the main thread's CPU clock (every 8th call, `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` through koffi, which then loads in every configuration: RSS is not comparable to runs without it). Its speed differs between processes by a few percent whatever runs in them; what a profiler adds per request lands mostly outside it. Inside and outside: µs per request. Ratio inside: this process's fixed-work CPU over the reference's in the same round (above 1: it ran the same work slower; a profiler's signal handler interrupting the kernel counts here). Outside +: paired difference in µs per request. At equal speed: the reference's CPU per request plus that difference, over the reference's. Median (min–max) over rounds.",
+      ['runtime', 'configuration', 'inside', 'outside', 'ratio inside', 'outside +', 'at equal speed'],
     );
-    out.push('| runtime | configuration | inside | outside | ratio inside | outside + | at equal speed |', '| --- | --- | --- | --- | --- | --- | --- |');
     for (const r of withFixed) {
       const f = r.fixedWork as FixedWorkRow;
       const isRef = r.config === r.reference;
