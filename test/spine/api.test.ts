@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -35,8 +35,9 @@ test('config: code beats env beats default; every problem is listed once', () =>
   assert.equal(resolveConfig({ collectCpuTime: false }, { SPANFUSE_CPU_TIME: 'true' }).collectCpuTime, false);
 });
 
-test('start(): flush writes a window; shutdown is idempotent; start twice returns the same instance', async () => {
+test('start(): flush writes a window; shutdown is idempotent; start twice returns the same instance', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-api-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const sf = start({ outputDir: dir, samplingIntervalMicros: 1000, windowMs: 60_000 });
   assert.ok(sf);
   assert.equal(current(), sf);
