@@ -50,8 +50,8 @@ export interface ServerReport {
   readonly selfMs?: number;
   /**
    * The main thread's CPU inside the service's fixed work (the kernel calls)
-   * in the measured window, µs, estimated from every 8th call; where the
-   * runtime has `process.threadCpuUsage` (Node 23.9+).
+   * in the measured window, µs, estimated from every 8th call timed with the
+   * thread's CPU clock; only with `BENCH_FIXED_CPU=1` (see work.ts).
    */
   readonly fixedCpuMicros?: number;
   /** Where the RSS is at the end of the measured window, bytes ({@link MEMORY_PARTS}). */

@@ -123,31 +123,26 @@ export function aggregate(
 function fixedWorkRow(ok: readonly RunResult[], control: ReadonlyMap<number, RunResult>): FixedWorkRow | null {
   const inside = spread(ok.map((r) => r.fixedCpuPerRequestMicros ?? Number.NaN));
   if (inside === null) return null;
-  const insideRatio: number[] = [];
-  const outsideDelta: number[] = [];
-  const atEqualSpeed: number[] = [];
-  for (const r of ok) {
-    const c = control.get(r.round);
-    if (c === undefined) continue;
-    const [inMine, inRef] = [r.fixedCpuPerRequestMicros ?? Number.NaN, c.fixedCpuPerRequestMicros ?? Number.NaN];
-    const d = (r.outsideCpuPerRequestMicros ?? Number.NaN) - (c.outsideCpuPerRequestMicros ?? Number.NaN);
-    const cpuRef = c.cpuPerRequestMicros ?? Number.NaN;
-    insideRatio.push(inMine / inRef);
-    outsideDelta.push(d);
-    atEqualSpeed.push((cpuRef + d) / cpuRef);
-  }
+  const pairs = paired(ok, control, (r) => r);
+  const outside = (r: RunResult): number => r.outsideCpuPerRequestMicros ?? Number.NaN;
+  const outsideDelta = (mine: RunResult, ref: RunResult): number => outside(mine) - outside(ref);
   return {
     inside,
-    outside: spread(ok.map((r) => r.outsideCpuPerRequestMicros ?? Number.NaN)),
-    insideRatio: spread(insideRatio),
-    outsideDelta: spread(outsideDelta),
-    atEqualSpeed: spread(atEqualSpeed),
+    outside: spread(ok.map(outside)),
+    insideRatio: spread(pairs.map(([mine, ref]) => (mine.fixedCpuPerRequestMicros ?? Number.NaN) / (ref.fixedCpuPerRequestMicros ?? Number.NaN))),
+    outsideDelta: spread(pairs.map(([mine, ref]) => outsideDelta(mine, ref))),
+    atEqualSpeed: spread(
+      pairs.map(([mine, ref]) => {
+        const cpuRef = ref.cpuPerRequestMicros ?? Number.NaN;
+        return (cpuRef + outsideDelta(mine, ref)) / cpuRef;
+      }),
+    ),
   };
 }
 
 /** `value` of each run and of the reference run of its round (runs whose round has none are left out). */
-function paired(runs: readonly RunResult[], reference: ReadonlyMap<number, RunResult>, value: (r: RunResult) => number): [number, number][] {
-  const out: [number, number][] = [];
+function paired<T>(runs: readonly RunResult[], reference: ReadonlyMap<number, RunResult>, value: (r: RunResult) => T): [T, T][] {
+  const out: [T, T][] = [];
   for (const r of runs) {
     const c = reference.get(r.round);
     if (c !== undefined) out.push([value(r), value(c)]);

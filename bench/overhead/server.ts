@@ -10,7 +10,6 @@
  */
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { FromServer, MemoryPart, MemorySample, ServerSpec, ToServer } from './protocol.js';
-import { benchRequire } from './profilers.js';
 
 const spec = JSON.parse(process.env['BENCH_SERVER_SPEC'] ?? '{}') as ServerSpec;
 
@@ -24,7 +23,7 @@ function send(m: FromServer): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { startProfiler } = await import('./profilers.js');
+  const { startProfiler, benchRequire } = await import('./profilers.js');
   const { setupTracing } = await import('./tracing.js');
   // Profiler first (spanfuse's rule 7), unless the configuration says the app
   // registered its tracing before it.
@@ -35,7 +34,7 @@ async function main(): Promise<void> {
   const http = await import('node:http');
   const path = await import('node:path');
 
-  const clock = process.env['BENCH_FIXED_CPU'] === '1' ? threadCpuClock(spec) : undefined;
+  const clock = process.env['BENCH_FIXED_CPU'] === '1' ? threadCpuClock(benchRequire(spec)) : undefined;
   const meter = clock === undefined ? undefined : work.fixedWorkMeter(clock);
   const routes = work.makeRoutes(spec.unitIterations, path.join(spec.dataDir, 'data.json'), meter?.kernel);
   const fns = work.makeUniqueFunctions();
@@ -238,9 +237,9 @@ function selfMsIn(stats: unknown): number | undefined {
  * `BENCH_FIXED_CPU=1`: koffi then loads in every configuration, control
  * included, which changes the RSS figures by its size.
  */
-function threadCpuClock(spec: ServerSpec): () => number {
+function threadCpuClock(load: NodeJS.Require): () => number {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- koffi's handles are untyped
-  const koffi: any = benchRequire(spec)('koffi');
+  const koffi: any = load('koffi');
   const clockGettime = koffi.load('libc.so.6').func('int clock_gettime(int, uint8_t *buf)') as (id: number, buf: Buffer) => number;
   const buf = Buffer.alloc(16);
   const CLOCK_THREAD_CPUTIME_ID = 3;
