@@ -145,7 +145,7 @@ export class WallSampler {
    * stops cut every window the same way, and none comes just before a close.
    */
   #scheduleChunk(first: boolean): void {
-    if (this.#chunkTimer !== undefined) clearTimeout(this.#chunkTimer);
+    this.#stopChunks();
     const every = this.chunkMs;
     const windowMs = this.#opts.windowMs;
     if (every === undefined || windowMs === undefined) return;
