@@ -5,8 +5,12 @@
 // picks the binaries instead. (Passing the folder instead would
 // also run fixtures: node treats every .js file below a `test` folder as a
 // test file.) Extra arguments are passed to `node --test` before the files;
-// SPANFUSE_TEST_FILTER=substring narrows the files.
-import { existsSync, readdirSync } from 'node:fs';
+// SPANFUSE_TEST_FILTER=substring narrows the files. Each Node.js binary's run
+// gets a temporary directory of its own as TMPDIR (the tests and the children
+// they start make their output directories there), removed when that run
+// passes and kept, with its path printed, when it fails.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -58,14 +62,18 @@ for (const bin of nodes) {
   if (seen.has(v)) continue;
   seen.add(v);
   console.log(`\n=== node ${v} (${bin}): ${files.length} test files`);
+  const tmp = mkdtempSync(join(tmpdir(), 'spanfuse-test-'));
   const r = spawnSync(bin, ['--test', '--test-concurrency=1', ...process.argv.slice(2), ...files], {
     cwd: root,
     stdio: 'inherit',
     // The suite looks up particular spans in spans.jsonl, so it has every
     // span written; test/spine/spans-file.test.ts checks the one-in-N default.
-    env: { SPANFUSE_SPANS_ONE_IN: '1', ...process.env },
+    env: { SPANFUSE_SPANS_ONE_IN: '1', ...process.env, TMPDIR: tmp },
   });
-  results.push({ v, ok: r.status === 0 });
+  const ok = r.status === 0;
+  if (ok) rmSync(tmp, { recursive: true, force: true });
+  else console.log(`node ${v}: the tests' temporary files are kept in ${tmp}`);
+  results.push({ v, ok });
 }
 console.log('\n' + results.map((r) => `node ${r.v}: ${r.ok ? 'passed' : 'FAILED'}`).join('\n'));
 process.exit(results.every((r) => r.ok) ? 0 : 1);
