@@ -1,7 +1,7 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Worker as WorkerType, WorkerOptions } from 'node:worker_threads';
-import { markPreloading } from './registry.js';
+import { markPreloading, waitPreloadedSync } from './registry.js';
 
 const INJECTED = Symbol.for('spanfuse.worker.inject');
 
@@ -90,9 +90,44 @@ function withoutSpanfuse(argv: readonly string[], registerPath: string): { rest:
  */
 const TERMINATE_IN_LOAD_ABORTS = Number(process.versions.node.split('.')[0]) < 24;
 
-/** A worker that loads the preload: its terminate() lets the loading finish first (terminate-hook.ts). */
+/**
+ * Longest the process's exit waits for workers still loading the preload
+ * (ms, all of them together): loading takes tens of ms, 1-3 s with dozens
+ * of workers starting at once on 2 busy cores.
+ */
+export const EXIT_PRELOAD_WAIT_MS = 5000;
+
+/** Workers created with the preload whose 'exit' has not been seen yet (Node < 24). */
+const started = new Set<number>();
+
+/**
+ * The process is exiting (main thread's `exit` event): Node terminates every
+ * worker right after its listeners, which on Node 20 aborts the process when
+ * a worker is instantiating the preload's modules (~1 exit in 10 with 20
+ * workers starting, measured). Let those finish loading first, bounded.
+ */
+function beforeWorkersStop(): void {
+  try {
+    waitPreloadedSync(started, performance.now() + EXIT_PRELOAD_WAIT_MS);
+  } catch {
+    // nothing to wait with: exit as before
+  }
+}
+
+/**
+ * A worker that loads the preload: its terminate(), and the process's exit,
+ * let the loading finish first (terminate-hook.ts, {@link beforeWorkersStop}).
+ */
 function preloading(worker: WorkerType): WorkerType {
-  if (TERMINATE_IN_LOAD_ABORTS) markPreloading(worker.threadId);
+  if (!TERMINATE_IN_LOAD_ABORTS) return worker;
+  const id = worker.threadId;
+  markPreloading(id);
+  if (started.size === 0) process.on('exit', beforeWorkersStop);
+  started.add(id);
+  worker.once('exit', () => {
+    started.delete(id);
+    if (started.size === 0) process.off('exit', beforeWorkersStop);
+  });
   return worker;
 }
 

@@ -154,6 +154,37 @@ export function whenPreloaded(id: number, timeoutMs: number): Promise<unknown> |
   return waitFor(id, timeoutMs, (f) => (f & PRELOADED) !== 0);
 }
 
+/**
+ * Block this thread until each worker of `ids` that is loading spanfuse's
+ * preload has loaded it, or until `deadline` (a `performance.now()` time).
+ * Returns how many were still loading then. For the main thread's `exit`
+ * listener, after which Node terminates every worker itself (on Node 20,
+ * while one instantiates the preload's modules, aborting the process: see
+ * {@link whenPreloaded}); `Atomics.wait` is allowed on Node's main thread.
+ */
+export function waitPreloadedSync(ids: Iterable<number>, deadline: number): number {
+  const t = shared();
+  if (t === undefined) return 0;
+  let loading = 0;
+  for (const id of ids) {
+    if (id <= 0) continue;
+    const i = id % SLOTS;
+    const tag = id & TAG_MASK;
+    for (;;) {
+      const v = Atomics.load(t, i);
+      const f = v >>> SHIFT === tag ? v & MASK : 0;
+      if ((f & PRELOADING) === 0 || (f & PRELOADED) !== 0) break;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        loading++;
+        break;
+      }
+      Atomics.wait(t, i, v, left);
+    }
+  }
+  return loading;
+}
+
 /** Main thread: resolves with worker `id`'s answer, or undefined after `timeoutMs`. */
 export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushAnswer | undefined> {
   const v = await waitFor(id, timeoutMs, (f) => (f & FLUSHED) !== 0);
