@@ -691,6 +691,16 @@ export class Spanfuse {
     if (this.#exited || this.#shutdownDone) return;
     this.#exited = true;
     this.#shutdown ??= Promise.resolve();
+    // Main thread: profiled workers write their open windows meanwhile (the
+    // process's exit terminates them right after); waited for at the end.
+    let workersWritten: (() => number) | undefined;
+    if (!keepSampling) {
+      try {
+        workersWritten = this.#workers?.exiting();
+      } catch (err) {
+        this.#diag.error('workers.exit', err);
+      }
+    }
     void this.#stopDebug();
     this.#stopTimers();
     // Windows still being built are finished now, in order, then the last one.
@@ -716,6 +726,11 @@ export class Spanfuse {
     }
     this.#pipeline.exitSync(last);
     this.#spansFile?.flushSync();
+    try {
+      workersWritten?.();
+    } catch (err) {
+      this.#diag.error('workers.exit', err);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
 import type { FlushWhen } from './flush-target.js';
-import { clearAnswer, whenFlushed } from './registry.js';
+import { clearAnswer, isProfiled, waitFlushedSync, whenFlushed } from './registry.js';
 import type { FlushAnswer } from './registry.js';
 
 /** Pause before asking a worker again that was closing a window (ms). */
@@ -32,6 +32,17 @@ export interface FlushStats {
    */
   readonly interrupted: number;
 }
+
+/** A worker asked to flush at exit. */
+interface Asked {
+  readonly id: number;
+  readonly sessionId: string;
+  /** When it was asked (performance.now()). */
+  readonly at: number;
+}
+
+/** Never notified: Atomics.wait on it is a blocking sleep. */
+const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Main-thread side of flush-before-terminate: one inspector session with the
@@ -120,10 +131,68 @@ export class WorkerFlusher {
         await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
         continue;
       }
-      if (answer === 'wrote') this.#flushed++;
-      else if (answer === 'empty') this.#empty++;
-      else this.#timedOut++;
+      this.#count(answer);
       return answer === 'wrote';
+    }
+  }
+
+  #count(answer: FlushAnswer | undefined): void {
+    if (answer === 'wrote') this.#flushed++;
+    else if (answer === 'empty') this.#empty++;
+    else this.#timedOut++;
+  }
+
+  /**
+   * The process is exiting: Node terminates every worker right after the
+   * main thread's `exit` listeners, and a profiled worker's open window dies
+   * with it. Ask every attached profiled worker to write it now (all at
+   * once: they write in parallel), and return the wait. The wait blocks this
+   * thread (Atomics.wait on the shared table: no event-loop turn comes in an
+   * `exit` listener) until each worker answered, or until `timeoutMs` after
+   * the asking, in all; it returns how many wrote a window. Same protocol as
+   * {@link flush}: on the worker's next turn first, inside the interrupt
+   * after TURN_WAIT_MS, asked again when busy.
+   */
+  flushAllForExit(timeoutMs: number): () => number {
+    const until = performance.now() + timeoutMs;
+    const asked: Asked[] = [];
+    if (!this.#closed) {
+      for (const [id, sessionId] of this.#sessions) {
+        if (isProfiled(id) && this.#ask(sessionId, id, 'turn')) asked.push({ id, sessionId, at: performance.now() });
+      }
+    }
+    return () => {
+      let wrote = 0;
+      for (const a of asked) if (this.#waitSync(a, until)) wrote++;
+      return wrote;
+    };
+  }
+
+  /** {@link flush}'s loop for one asked worker, blocking. */
+  #waitSync(a: Asked, until: number): boolean {
+    let when: FlushWhen = 'turn';
+    let at = a.at;
+    for (;;) {
+      const bound = when === 'turn' ? Math.min(until, at + TURN_WAIT_MS) : until;
+      const answer = waitFlushedSync(a.id, bound);
+      const left = until - performance.now();
+      const again = answer === undefined && when === 'turn' && left > 0 ? 'now' : answer === 'busy' && left > BUSY_RETRY_MS ? 'busy' : undefined;
+      if (again === undefined) {
+        this.#count(answer);
+        return answer === 'wrote';
+      }
+      if (again === 'now') {
+        when = 'now';
+        this.#interrupted++;
+      } else {
+        this.#retried++;
+        Atomics.wait(SLEEP, 0, 0, BUSY_RETRY_MS);
+      }
+      if (!this.#ask(a.sessionId, a.id, when)) {
+        this.#unreachable++;
+        return false;
+      }
+      at = performance.now();
     }
   }
 

@@ -188,8 +188,32 @@ export function waitPreloadedSync(ids: Iterable<number>, deadline: number): numb
 /** Main thread: resolves with worker `id`'s answer, or undefined after `timeoutMs`. */
 export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushAnswer | undefined> {
   const v = await waitFor(id, timeoutMs, (f) => (f & FLUSHED) !== 0);
-  if (v === undefined) return undefined;
-  return (v & WROTE) !== 0 ? 'wrote' : (v & BUSY) !== 0 ? 'busy' : 'empty';
+  return v === undefined ? undefined : answerOf(v);
+}
+
+/**
+ * Worker `id`'s answer to a flush request, waiting with Atomics.wait (this
+ * thread blocks) until it comes or `deadline` (a `performance.now()` time)
+ * passes: for the main thread's `exit` listener, where no event-loop turn
+ * would deliver {@link whenFlushed}'s wake-up.
+ */
+export function waitFlushedSync(id: number, deadline: number): FlushAnswer | undefined {
+  const t = shared();
+  if (t === undefined || id <= 0) return undefined;
+  const i = id % SLOTS;
+  const tag = id & TAG_MASK;
+  for (;;) {
+    const v = Atomics.load(t, i);
+    const f = v >>> SHIFT === tag ? v & MASK : 0;
+    if ((f & FLUSHED) !== 0) return answerOf(f);
+    const left = deadline - performance.now();
+    if (left <= 0) return undefined;
+    Atomics.wait(t, i, v, left);
+  }
+}
+
+function answerOf(flags: number): FlushAnswer {
+  return (flags & WROTE) !== 0 ? 'wrote' : (flags & BUSY) !== 0 ? 'busy' : 'empty';
 }
 
 /** Worker `id`'s flags once `done(flags)`, or undefined after `timeoutMs`. */

@@ -19,6 +19,14 @@ export interface WorkerSupport {
   windowOpened(): void;
   /** A window closed; in a worker answering a flush, add the flush sample to it. */
   windowClosed(w: WindowProfile): void;
+  /**
+   * Main thread, process exiting: ask profiled workers to write their open
+   * windows (Node terminates them right after the `exit` listeners) and
+   * return the blocking wait for their answers (bounded by
+   * {@link FLUSH_TIMEOUT_MS}); it returns how many wrote one. Workers: a
+   * wait that returns 0 at once.
+   */
+  exiting(): () => number;
   /** Idempotent. */
   stop(): void;
 }
@@ -40,6 +48,7 @@ export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport 
     const unhook = hookTerminate({ ...(flusher ? { flusher } : {}), flushTimeoutMs: FLUSH_TIMEOUT_MS });
     return {
       stats: () => flusher?.stats(),
+      exiting: () => flusher?.flushAllForExit(FLUSH_TIMEOUT_MS) ?? (() => 0),
       windowOpened: () => undefined,
       windowClosed: () => undefined,
       stop: () => {
@@ -61,6 +70,7 @@ export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport 
   const unhook = hookTerminate({ flushTimeoutMs: 0 });
   return {
     stats: () => undefined,
+    exiting: () => () => 0,
     windowOpened: () => {
       cpuAtOpen = threadCpuNs();
     },
