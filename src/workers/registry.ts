@@ -163,24 +163,9 @@ export function whenPreloaded(id: number, timeoutMs: number): Promise<unknown> |
  * {@link whenPreloaded}); `Atomics.wait` is allowed on Node's main thread.
  */
 export function waitPreloadedSync(ids: Iterable<number>, deadline: number): number {
-  const t = shared();
-  if (t === undefined) return 0;
   let loading = 0;
   for (const id of ids) {
-    if (id <= 0) continue;
-    const i = id % SLOTS;
-    const tag = id & TAG_MASK;
-    for (;;) {
-      const v = Atomics.load(t, i);
-      const f = v >>> SHIFT === tag ? v & MASK : 0;
-      if ((f & PRELOADING) === 0 || (f & PRELOADED) !== 0) break;
-      const left = deadline - performance.now();
-      if (left <= 0) {
-        loading++;
-        break;
-      }
-      Atomics.wait(t, i, v, left);
-    }
+    if (id > 0 && waitForSync(id, deadline, (f) => (f & PRELOADING) === 0 || (f & PRELOADED) !== 0) === undefined) loading++;
   }
   return loading;
 }
@@ -198,18 +183,8 @@ export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushA
  * would deliver {@link whenFlushed}'s wake-up.
  */
 export function waitFlushedSync(id: number, deadline: number): FlushAnswer | undefined {
-  const t = shared();
-  if (t === undefined || id <= 0) return undefined;
-  const i = id % SLOTS;
-  const tag = id & TAG_MASK;
-  for (;;) {
-    const v = Atomics.load(t, i);
-    const f = v >>> SHIFT === tag ? v & MASK : 0;
-    if ((f & FLUSHED) !== 0) return answerOf(f);
-    const left = deadline - performance.now();
-    if (left <= 0) return undefined;
-    Atomics.wait(t, i, v, left);
-  }
+  const f = waitForSync(id, deadline, (flags) => (flags & FLUSHED) !== 0);
+  return f === undefined ? undefined : answerOf(f);
 }
 
 function answerOf(flags: number): FlushAnswer {
@@ -230,5 +205,24 @@ async function waitFor(id: number, timeoutMs: number, done: (flags: number) => b
     if (left <= 0) return undefined;
     const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(t, i, v, left);
     if (r.async) await r.value;
+  }
+}
+
+/**
+ * {@link waitFor}, blocking this thread with Atomics.wait (allowed on Node's
+ * main thread) until `done(flags)` or `deadline` (a `performance.now()` time).
+ */
+function waitForSync(id: number, deadline: number, done: (flags: number) => boolean): number | undefined {
+  const t = shared();
+  if (t === undefined || id <= 0) return undefined;
+  const i = id % SLOTS;
+  const tag = id & TAG_MASK;
+  for (;;) {
+    const v = Atomics.load(t, i);
+    const f = v >>> SHIFT === tag ? v & MASK : 0;
+    if (done(f)) return f;
+    const left = deadline - performance.now();
+    if (left <= 0) return undefined;
+    Atomics.wait(t, i, v, left);
   }
 }
