@@ -204,7 +204,16 @@ async function waitFor(id: number, timeoutMs: number, done: (flags: number) => b
     const left = until - performance.now();
     if (left <= 0) return undefined;
     const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(t, i, v, left);
-    if (r.async) await r.value;
+    if (!r.async) continue;
+    // Atomics.waitAsync holds no event-loop handle: in a process with nothing
+    // else to do, the loop would end with this wait pending, and with it the
+    // app's `await worker.terminate()` (its code after it never ran).
+    const keepAlive = setTimeout(() => undefined, left);
+    try {
+      await r.value;
+    } finally {
+      clearTimeout(keepAlive);
+    }
   }
 }
 

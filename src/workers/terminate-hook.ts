@@ -23,15 +23,15 @@ export interface TerminateHookOptions {
  */
 export const PRELOAD_WAIT_MS = 30_000;
 
-/** Resolves when the preload is loaded (or the wait ran out), or the worker exits. */
-function loadedOrExited(worker: Worker, loading: Promise<unknown>): Promise<void> {
+/** Resolves when `waiting` settles (the preload loaded, a flush answered, or the wait ran out), or the worker exits. */
+function untilExit(worker: Worker, waiting: Promise<unknown>): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = (): void => {
       worker.off('exit', done);
       resolve();
     };
     worker.once('exit', done);
-    loading.then(done, done);
+    waiting.then(done, done);
   });
 }
 
@@ -50,7 +50,9 @@ export function hookTerminate(options: TerminateHookOptions): () => void {
   const { flusher, flushTimeoutMs } = options;
   const proceed = (worker: Worker, id: number, callback: Parameters<Terminate>[0]): Promise<number> => {
     if (flusher === undefined || id <= 0 || !isProfiled(id)) return original.call(worker, callback);
-    return flusher.flush(id, flushTimeoutMs).then(() => original.call(worker, callback));
+    // A worker that ends on its own meanwhile writes its window itself (its
+    // own exit listener) and answers no flush request: stop waiting then.
+    return untilExit(worker, flusher.flush(id, flushTimeoutMs)).then(() => original.call(worker, callback));
   };
   const wrapped: Terminate = function (this: Worker, callback) {
     let id = -1;
@@ -62,7 +64,7 @@ export function hookTerminate(options: TerminateHookOptions): () => void {
     }
     const loading = whenPreloaded(id, PRELOAD_WAIT_MS);
     if (loading === undefined) return proceed(this, id, callback);
-    return loadedOrExited(this, loading).then(() => proceed(this, id, callback));
+    return untilExit(this, loading).then(() => proceed(this, id, callback));
   };
   proto[ORIGINAL] = original;
   proto.terminate = wrapped;

@@ -96,3 +96,14 @@ test('file workers terminated mid-work (one long-lived, 30 short): >= 80% of the
   }
   assert.ok(best >= MIN_SHARE, `less than ${100 * MIN_SHARE}% of the workers' CPU in the profiles:${detail}`);
 });
+
+test('await terminate() of a worker that ended on its own resolves, and the app goes on', async () => {
+  const r = await runNode(['--import', 'spanfuse/register', fixture('worker-finished-terminate-app')], {
+    SPANFUSE_OUTPUT_DIR: mkdtempSync(join(tmpdir(), 'spanfuse-finished-')),
+    ROUNDS: '3',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /unsettled top-level await/);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { results?: number[] };
+  assert.deepEqual(out.results, [0, 1, 2], `stdout: ${r.stdout}`);
+});
