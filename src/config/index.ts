@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
 import type { ConfigProblem } from '../core/errors.js';
 import { Problems, envBool, envInt, envKeyValues, envString, readEnv } from './env.js';
@@ -187,6 +188,11 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
   checkInt(problems, 'spansFileOneIn', spansFileOneIn, SPANS_ONE_IN_BOUNDS);
   if (typeof outputDir !== 'string' || outputDir.trim() === '') {
     problems.add('outputDir', 'expected a non-empty folder path');
+  } else if (/^\/proc(\/|$)/.test(resolve(outputDir))) {
+    // Node's recursive mkdir never returns for a missing folder under /proc
+    // (procfs answers ENOENT while the parent exists): the preload would
+    // hang the app's start-up instead of failing.
+    problems.add('outputDir', `${JSON.stringify(outputDir)} is under /proc, where no folder can be made; pick a writable folder`);
   }
   if (serviceName !== undefined && (typeof serviceName !== 'string' || serviceName.trim() === '')) {
     problems.add('serviceName', 'expected a non-empty string');

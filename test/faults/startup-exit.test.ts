@@ -24,3 +24,15 @@ for (const [how, code] of [['throw', 1], ['reject', 1], ['exit', 5]] as const) {
     }
   });
 }
+
+// Node's own recursive mkdir loops for ever on a missing folder under /proc
+// (procfs answers ENOENT while the parent exists), and the preload's start
+// then held the app's start-up: the app never ran. Refused as a
+// configuration error instead: the app runs, unprofiled, and says why.
+test('an output folder under /proc is a configuration error, not a hang', async () => {
+  const r = await runNode(['--import', 'spanfuse/register', APP], { SPANFUSE_OUTPUT_DIR: '/proc/spanfuse-out', EXIT_HOW: 'exit' }, 15_000);
+  assert.equal(r.signal, null, `killed after 15 s (hung); stderr: ${r.stderr.slice(-1000)}`);
+  assert.equal(r.code, 5, r.stderr);
+  assert.match(r.stderr, /under \/proc/);
+  assert.match(r.stderr, /profiling is off/);
+});

@@ -31,6 +31,11 @@ test('config: code beats env beats default; every problem is listed once', () =>
       return true;
     },
   );
+  // Node's recursive mkdir never returns under /proc: refused up front.
+  assert.throws(
+    () => resolveConfig({}, { SPANFUSE_OUTPUT_DIR: '/proc/spanfuse-out' }),
+    (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.field === 'outputDir' && /under \/proc/.test(p.message)),
+  );
   // Falsy values are expressible.
   assert.equal(resolveConfig({ collectCpuTime: false }, { SPANFUSE_CPU_TIME: 'true' }).collectCpuTime, false);
 });
