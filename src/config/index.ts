@@ -133,7 +133,11 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
 
   const enabled = pick(options.enabled, envBool(env, 'SPANFUSE_ENABLED', problems), true);
   const serviceName = pick(options.serviceName, envString(env, 'OTEL_SERVICE_NAME'), undefined);
-  const envResource = envKeyValues(env, 'OTEL_RESOURCE_ATTRIBUTES', problems) ?? {};
+  // OTel's environment spec: a value that cannot be decoded is discarded
+  // whole and reported, and the SDK goes on; so does spanfuse (a warning).
+  const resourceWarnings = problems.warnings.length;
+  const parsedResource = envKeyValues(env, 'OTEL_RESOURCE_ATTRIBUTES', problems.lenient('the whole variable is ignored (OpenTelemetry discards it too)'));
+  const envResource = problems.warnings.length === resourceWarnings ? (parsedResource ?? {}) : {};
   const resourceAttributes = { ...envResource, ...(options.resourceAttributes ?? {}) };
   const outputDir = pick(options.outputDir, envString(env, 'SPANFUSE_OUTPUT_DIR'), DEFAULTS.outputDir);
   const windowMs = pick(options.windowMs, envInt(env, 'SPANFUSE_WINDOW_MS', problems, WINDOW_BOUNDS), DEFAULTS.windowMs);

@@ -27,10 +27,14 @@ test('config: code beats env beats default; every problem is listed once', () =>
       assert.ok(err instanceof ConfigError);
       assert.equal(err.code, 'SPANFUSE_INVALID_CONFIG');
       const fields = err.problems.map((p) => p.field).sort();
-      assert.deepEqual(fields, ['OTEL_RESOURCE_ATTRIBUTES', 'SPANFUSE_SAMPLING_INTERVAL_US', 'outputDir', 'windowMs']);
+      assert.deepEqual(fields, ['SPANFUSE_SAMPLING_INTERVAL_US', 'outputDir', 'windowMs']);
       return true;
     },
   );
+  // An undecodable OTEL_RESOURCE_ATTRIBUTES is dropped whole with a warning, as the OTel SDK does; profiling goes on.
+  const lenient = resolveConfig({}, { OTEL_RESOURCE_ATTRIBUTES: 'team=a,novalue' });
+  assert.equal(lenient.resourceAttributes['team'], undefined);
+  assert.ok(lenient.warnings.some((w) => w.field === 'OTEL_RESOURCE_ATTRIBUTES' && /ignored/.test(w.message)), JSON.stringify(lenient.warnings));
   // Node's recursive mkdir never returns under /proc: refused up front.
   assert.throws(
     () => resolveConfig({}, { SPANFUSE_OUTPUT_DIR: '/proc/spanfuse-out' }),
