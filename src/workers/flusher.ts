@@ -33,6 +33,19 @@ export interface FlushStats {
   readonly interrupted: number;
 }
 
+/**
+ * What follows a flush request's wait, for {@link WorkerFlusher.flush} and
+ * the exit's blocking wait alike, with `msLeft` of the whole bound left: ask
+ * again inside the interrupt ('now': the worker's loop took no turn in
+ * time, so the window is written where the worker is), ask again after
+ * BUSY_RETRY_MS ('busy': it was closing a window), or stop (undefined).
+ */
+function nextAsk(answer: FlushAnswer | undefined, when: FlushWhen, msLeft: number): 'now' | 'busy' | undefined {
+  if (answer === undefined && when === 'turn' && msLeft > 0) return 'now';
+  if (answer === 'busy' && msLeft > BUSY_RETRY_MS) return 'busy';
+  return undefined;
+}
+
 /** A worker asked to flush at exit. */
 interface Asked {
   readonly id: number;
@@ -56,6 +69,10 @@ export class WorkerFlusher {
   readonly #sessions = new Map<number, string>();
   #nextId = 1;
   #closed = false;
+  /** Exit waits not finished yet: they still ask through the session. */
+  #exitWaits = 0;
+  /** close() was called while an exit wait was pending: done when it ends. */
+  #closeWhenDone = false;
   #flushed = 0;
   #empty = 0;
   #timedOut = 0;
@@ -120,19 +137,18 @@ export class WorkerFlusher {
       } catch {
         answer = undefined;
       }
-      if (answer === undefined && when === 'turn' && until - performance.now() > 0) {
-        // Its loop is stuck: the window is written where the worker is.
+      const again = nextAsk(answer, when, until - performance.now());
+      if (again === undefined) {
+        this.#count(answer);
+        return answer === 'wrote';
+      }
+      if (again === 'now') {
         when = 'now';
         this.#interrupted++;
-        continue;
-      }
-      if (answer === 'busy' && until - performance.now() > BUSY_RETRY_MS) {
+      } else {
         this.#retried++;
         await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
-        continue;
       }
-      this.#count(answer);
-      return answer === 'wrote';
     }
   }
 
@@ -161,9 +177,19 @@ export class WorkerFlusher {
         if (isProfiled(id) && this.#ask(sessionId, id, 'turn')) asked.push({ id, sessionId, at: performance.now() });
       }
     }
+    this.#exitWaits++;
+    let done = false;
     return () => {
       let wrote = 0;
-      for (const a of asked) if (this.#waitSync(a, until)) wrote++;
+      try {
+        for (const a of asked) if (this.#waitSync(a, until)) wrote++;
+      } finally {
+        if (!done) {
+          done = true;
+          this.#exitWaits--;
+          if (this.#closeWhenDone && this.#exitWaits === 0) this.close();
+        }
+      }
       return wrote;
     };
   }
@@ -175,8 +201,7 @@ export class WorkerFlusher {
     for (;;) {
       const bound = when === 'turn' ? Math.min(until, at + TURN_WAIT_MS) : until;
       const answer = waitFlushedSync(a.id, bound);
-      const left = until - performance.now();
-      const again = answer === undefined && when === 'turn' && left > 0 ? 'now' : answer === 'busy' && left > BUSY_RETRY_MS ? 'busy' : undefined;
+      const again = nextAsk(answer, when, until - performance.now());
       if (again === undefined) {
         this.#count(answer);
         return answer === 'wrote';
@@ -226,9 +251,20 @@ export class WorkerFlusher {
     };
   }
 
-  /** Idempotent: detaches from every worker. */
+  /**
+   * Idempotent: detaches from every worker. During an exit wait (see
+   * {@link flushAllForExit}) it takes effect when the wait ends: the wait
+   * asks again through the session (a worker whose loop gave no turn is
+   * asked to write at once), and the profiler's exit path stops its worker
+   * support before it waits. Closed early, that second request failed and
+   * the worker was left to Node's termination with its window unwritten.
+   */
   close(): void {
     if (this.#closed) return;
+    if (this.#exitWaits > 0) {
+      this.#closeWhenDone = true;
+      return;
+    }
     this.#closed = true;
     try {
       this.#session.disconnect();
