@@ -451,6 +451,7 @@ export class Spanfuse {
     } finally {
       clearTimeout(hold);
       this.#shutdownDone = true;
+      this.#workers?.ended();
     }
   }
 
@@ -728,6 +729,9 @@ export class Spanfuse {
     this.#spansFile?.flushSync();
     try {
       workersWritten?.();
+      // A worker's own exit wrote its window: a terminate() or the process's
+      // exit that comes now has nothing to ask it for, and does not wait.
+      if (!keepSampling) this.#workers?.ended();
     } catch (err) {
       this.#diag.error('workers.exit', err);
     }

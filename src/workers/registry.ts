@@ -94,6 +94,15 @@ export function markTerminating(id: number): void {
   update(id, TERMINATING);
 }
 
+/**
+ * In a worker: spanfuse no longer answers flush requests here (it stopped,
+ * or the thread's own exit wrote its window). terminate() and the process's
+ * exit then skip it, and a wait for its answer ends.
+ */
+export function markUnprofiled(): void {
+  if (!isMainThread) update(threadId, 0, PROFILED);
+}
+
 export function isProfiled(id: number): boolean {
   return (flags(id) & PROFILED) !== 0;
 }
@@ -170,9 +179,18 @@ export function waitPreloadedSync(ids: Iterable<number>, deadline: number): numb
   return loading;
 }
 
-/** Main thread: resolves with worker `id`'s answer, or undefined after `timeoutMs`. */
+/**
+ * A flush request is settled: answered, or the worker stopped answering
+ * (ended on its own, or its spanfuse stopped: nothing left to write).
+ */
+const settled = (f: number): boolean => (f & FLUSHED) !== 0 || (f & PROFILED) === 0;
+
+/**
+ * Main thread: resolves with worker `id`'s answer ('empty' when it stopped
+ * answering), or undefined after `timeoutMs`.
+ */
 export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushAnswer | undefined> {
-  const v = await waitFor(id, timeoutMs, (f) => (f & FLUSHED) !== 0);
+  const v = await waitFor(id, timeoutMs, settled);
   return v === undefined ? undefined : answerOf(v);
 }
 
@@ -183,7 +201,7 @@ export async function whenFlushed(id: number, timeoutMs: number): Promise<FlushA
  * would deliver {@link whenFlushed}'s wake-up.
  */
 export function waitFlushedSync(id: number, deadline: number): FlushAnswer | undefined {
-  const f = waitForSync(id, deadline, (flags) => (flags & FLUSHED) !== 0);
+  const f = waitForSync(id, deadline, settled);
   return f === undefined ? undefined : answerOf(f);
 }
 

@@ -5,7 +5,7 @@ import { addFlushSample, captureFlushMoment, threadCpuNs } from './flush-tail.js
 import type { FlushMoment } from './flush-tail.js';
 import { WorkerFlusher } from './flusher.js';
 import type { FlushStats } from './flusher.js';
-import { ensureRegistry } from './registry.js';
+import { ensureRegistry, markUnprofiled } from './registry.js';
 import type { FlushAnswer } from './registry.js';
 import { hookTerminate } from './terminate-hook.js';
 
@@ -27,6 +27,12 @@ export interface WorkerSupport {
    * wait that returns 0 at once.
    */
   exiting(): () => number;
+  /**
+   * Worker: everything this thread had to write is written (its exit, or
+   * shutdown): a flush request from now on is settled at once (see
+   * `markUnprofiled`). Main thread: nothing.
+   */
+  ended(): void;
   /** Idempotent. */
   stop(): void;
 }
@@ -49,6 +55,7 @@ export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport 
     return {
       stats: () => flusher?.stats(),
       exiting: () => flusher?.flushAllForExit(FLUSH_TIMEOUT_MS) ?? (() => 0),
+      ended: () => undefined,
       windowOpened: () => undefined,
       windowClosed: () => undefined,
       stop: () => {
@@ -71,6 +78,7 @@ export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport 
   return {
     stats: () => undefined,
     exiting: () => () => 0,
+    ended: markUnprofiled,
     windowOpened: () => {
       cpuAtOpen = threadCpuNs();
     },

@@ -44,3 +44,27 @@ async function exitWhileRunning(sync: boolean): Promise<void> {
   assert.equal(samples.size, 3, `workers with samples of their work: ${JSON.stringify([...samples])}; ${r.stdout}`);
   for (const [tid, n] of samples) assert.ok(n >= 20, `worker ${tid}: only ${n} samples of ~800 ms of work`);
 }
+
+// A worker that ended on its own wrote its window at its own exit. The
+// process's exit right after must not ask it again: it never answers, and
+// the exit waited TURN_WAIT_MS for it, then asked it to write at once
+// (c86ba48..e8b1430: interrupted 1-2, unreachable 1-2 in every run).
+test('process.exit() right after profiled workers ended on their own: nothing is asked of them, their windows are written', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-endedexit-'));
+  const r = await runNode(['--import', 'spanfuse/register', fixture('worker-ended-exit-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '2000',
+    WORKERS: '3',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> };
+  const f = out.workerFlush;
+  assert.ok(f !== undefined, `no flush figures: ${r.stdout}`);
+  // The last worker may still be running when asked: it writes on its next turn.
+  assert.deepEqual({ timedOut: f['timedOut'], interrupted: f['interrupted'], unreachable: f['unreachable'] }, { timedOut: 0, interrupted: 0, unreachable: 0 }, JSON.stringify(f));
+  const tids = new Set<string>();
+  for (const file of wallFiles(dir)) {
+    for (const s of readPprof(file).samples) if (s.frames.includes('ended_worker_work')) tids.add(String(s.labels['thread.id']));
+  }
+  assert.equal(tids.size, 3, `workers with samples of their work: ${[...tids].join(',')}`);
+});
