@@ -182,7 +182,20 @@ export class WorkerFlusher {
     return () => {
       let wrote = 0;
       try {
-        for (const a of asked) if (this.#waitSync(a, until)) wrote++;
+        // Every worker whose loop gave no turn in time is asked to write at
+        // once before any of those answers is waited for: they write in
+        // parallel. (One after the other, 20 workers in synchronous loops on
+        // 2 cores got 8-12 windows written within the bound.)
+        const pending: [Asked, FlushWhen][] = [];
+        for (const a of asked) {
+          const answered = waitFlushedSync(a.id, Math.min(until, a.at + TURN_WAIT_MS)) !== undefined;
+          if (answered || until - performance.now() <= 0) pending.push([a, 'turn']);
+          else if (this.#ask(a.sessionId, a.id, 'now')) {
+            this.#interrupted++;
+            pending.push([{ ...a, at: performance.now() }, 'now']);
+          } else this.#unreachable++;
+        }
+        for (const [a, when] of pending) if (this.#waitSync(a, until, when)) wrote++;
       } finally {
         if (!done) {
           done = true;
@@ -194,9 +207,12 @@ export class WorkerFlusher {
     };
   }
 
-  /** {@link flush}'s loop for one asked worker, blocking. */
-  #waitSync(a: Asked, until: number): boolean {
-    let when: FlushWhen = 'turn';
+  /**
+   * {@link flush}'s loop for one worker, blocking, from its last request
+   * (`when`, sent at `a.at`), whose answer may be in already.
+   */
+  #waitSync(a: Asked, until: number, sent: FlushWhen): boolean {
+    let when = sent;
     let at = a.at;
     for (;;) {
       const bound = when === 'turn' ? Math.min(until, at + TURN_WAIT_MS) : until;
