@@ -639,11 +639,11 @@ export class Spanfuse {
     yield;
     if (this.#heap !== undefined) this.#heap.fill(w);
     else addGcTotals(w, this.#diag);
-    // Each of these reads every sample once (1-3 ms for the first windows,
-    // before their code is compiled): one step each.
+    // Reads every sample once (1-3 ms for the first windows, before its
+    // code is compiled): one step.
     yield;
     try {
-      this.#contextLoss.fill(w);
+      yield* this.#contextLoss.fillSteps(w);
     } catch (err) {
       this.#diag.error('context_loss.window', err);
     }

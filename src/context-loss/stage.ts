@@ -1,6 +1,8 @@
 import type { WindowProfile } from '../core/window.js';
 import { InFlightSpans } from './in-flight.js';
-import { contextLoss } from './window-figure.js';
+import { contextLossSteps } from './window-figure.js';
+import { runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 import type { ContextLoss, LostFunction } from './window-figure.js';
 
 export interface ContextLossStats {
@@ -39,7 +41,12 @@ export class ContextLossStage {
 
   /** Compute the window's figure and attach it; call once per closed window. */
   fill(w: WindowProfile): void {
-    const f = contextLoss(w.wall, this.spans.take());
+    runSync(this.fillSteps(w));
+  }
+
+  /** {@link fill} in steps (a few hundred samples each). */
+  *fillSteps(w: WindowProfile): Steps<void> {
+    const f = yield* contextLossSteps(w.wall, this.spans.take());
     this.#last = f;
     this.#windows++;
     this.#cpu += f.cpuSamples;

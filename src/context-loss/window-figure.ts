@@ -2,6 +2,9 @@ import type { Profile } from '../core/pprof.js';
 import { FRAME_GARBAGE_COLLECTION, LABEL_SPAN_ID, LABEL_TIMESTAMP_NS } from '../core/labels.js';
 import type { InFlightTimeline } from './in-flight.js';
 import { busyAt } from './in-flight.js';
+import { IdIndex } from '../core/profile-index.js';
+import { runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 
 export interface LostFunction {
   readonly name: string;
@@ -46,24 +49,36 @@ const NOT_CPU = new Set(['(idle)', '(program)', FRAME_GARBAGE_COLLECTION, '(garb
  * not hide the caller that lost the context.
  */
 export function contextLoss(profile: Profile, timeline: InFlightTimeline): ContextLoss {
+  return runSync(contextLossSteps(profile, timeline));
+}
+
+/**
+ * {@link contextLoss} in steps: yields every few hundred samples. Per sample
+ * it reads the labels and whether the leaf frame is JS work (known once per
+ * distinct leaf location); frames are named only for the samples that lost
+ * their context, which are few.
+ */
+export function* contextLossSteps(profile: Profile, timeline: InFlightTimeline): Steps<ContextLoss> {
   const strings = profile.stringTable.strings;
   const spanKey = strings.indexOf(LABEL_SPAN_ID);
   const tsKey = strings.indexOf(LABEL_TIMESTAMP_NS);
   const types = profile.sampleType.map((t) => strings[Number(t.type)] ?? '');
   const iCount = Math.max(0, types.indexOf('sample'));
-  let locations: Map<string, { name: string; app: boolean }[]> | undefined;
+  const frames = new FrameIndex(profile);
   const byFunction = new Map<string, number>();
   const byStack = new Map<string, number>();
   let cpu = 0;
   let inFlight = 0;
   let lost = 0;
+  const due = stepEvery(STEP_ENTRIES);
   // Indexed loops: once per window, interpreted, where for-of allocates an
   // iterator result per element.
   const samples = profile.sample;
   for (let i = 0; i < samples.length; i++) {
+    if (due()) yield;
     const s = samples[i] as Profile['sample'][number];
     const n = Number(s.value[iCount] ?? 0);
-    if (n === 0) continue;
+    if (n === 0 || s.locationId.length === 0 || !frames.isWork(Number(s.locationId[0]))) continue;
     let hasSpan = false;
     let tsMs = Number.NaN;
     const labels = s.label;
@@ -73,24 +88,21 @@ export function contextLoss(profile: Profile, timeline: InFlightTimeline): Conte
       if (k === spanKey && spanKey > 0) hasSpan = true;
       else if (k === tsKey && tsKey > 0) tsMs = Number(l.num) / 1e6;
     }
-    locations ??= locationFrames(profile);
-    const leaf = s.locationId.length > 0 ? locations.get(String(s.locationId[0]))?.[0] : undefined;
-    if (leaf === undefined || NOT_CPU.has(leaf.name)) continue;
     cpu += n;
     if (!busyAt(timeline, Number.isNaN(tsMs) ? 0 : tsMs)) continue;
     inFlight += n;
     if (hasSpan) continue;
     lost += n;
-    const frames = framesOf(s.locationId, locations);
-    let first = frames.findIndex((f) => f.app);
+    const stack = frames.stackOf(s.locationId);
+    let first = stack.findIndex((f) => f.app);
     if (first < 0) first = 0;
-    const name = frames[first]?.name ?? '?';
+    const name = stack[first]?.name ?? '?';
     byFunction.set(name, (byFunction.get(name) ?? 0) + n);
-    const stack = frames
+    const key = stack
       .slice(first, first + STACK_DEPTH)
       .map((f) => f.name)
       .join(' < ');
-    byStack.set(stack, (byStack.get(stack) ?? 0) + n);
+    byStack.set(key, (byStack.get(key) ?? 0) + n);
   }
   return {
     cpuSamples: cpu,
@@ -107,25 +119,70 @@ function top(m: Map<string, number>): [string, number][] {
   return [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP);
 }
 
-function framesOf(ids: readonly (number | bigint)[], locations: Map<string, { name: string; app: boolean }[]>): { name: string; app: boolean }[] {
-  const out: { name: string; app: boolean }[] = [];
-  for (const id of ids) {
-    const f = locations.get(String(id));
-    if (f) for (const x of f) out.push(x);
-  }
-  return out;
+interface Frame {
+  readonly name: string;
+  /** Has a file that is not a `node:` builtin. */
+  readonly app: boolean;
 }
 
-/** Location id -> its frames (inlined first), named, and whether app code. */
-function locationFrames(p: Profile): Map<string, { name: string; app: boolean }[]> {
-  const strings = p.stringTable.strings;
-  const fns = new Map<string, { name: string; app: boolean }>();
-  for (const f of p.function) {
-    const file = strings[Number(f.filename)] ?? '';
-    const name = strings[Number(f.name)] ?? '';
-    fns.set(String(f.id), { name: name === '' ? '(anonymous)' : name, app: file !== '' && !file.startsWith('node:') });
+const UNKNOWN_FRAME: Frame = { name: '?', app: false };
+
+/**
+ * The frames of one profile's locations, resolved on demand: nothing is made
+ * for a location or function that no sample asks for.
+ */
+class FrameIndex {
+  readonly #p: Profile;
+  readonly #strings: readonly string[];
+  readonly #locations: IdIndex;
+  readonly #functions: IdIndex;
+  /** Per location position: 0 not known yet, 1 JS work, 2 not (idle, GC, unknown). */
+  readonly #work: Uint8Array;
+  readonly #frames = new Map<number, Frame>();
+
+  constructor(p: Profile) {
+    this.#p = p;
+    this.#strings = p.stringTable.strings;
+    this.#locations = new IdIndex(p.location);
+    this.#functions = new IdIndex(p.function);
+    this.#work = new Uint8Array(p.location.length);
   }
-  const out = new Map<string, { name: string; app: boolean }[]>();
-  for (const l of p.location) out.set(String(l.id), l.line.map((ln) => fns.get(String(ln.functionId)) ?? { name: '?', app: false }));
-  return out;
+
+  /** Whether the leaf location `id` is JS work (not idle, not GC, not V8's own). */
+  isWork(id: number): boolean {
+    const at = this.#locations.at(id);
+    if (at < 0) return false;
+    let w = this.#work[at];
+    if (w === 0) {
+      const line = this.#p.location[at]?.line[0];
+      const f = line === undefined ? undefined : this.#frame(Number(line.functionId));
+      w = f === undefined || NOT_CPU.has(f.name) ? 2 : 1;
+      this.#work[at] = w;
+    }
+    return w === 1;
+  }
+
+  /** The frames of a stack, leaf first, inlined frames first within a location. */
+  stackOf(ids: readonly (number | bigint)[]): Frame[] {
+    const out: Frame[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const at = this.#locations.at(Number(ids[i]));
+      const lines = at < 0 ? undefined : this.#p.location[at]?.line;
+      if (lines === undefined) continue;
+      for (let j = 0; j < lines.length; j++) out.push(this.#frame(Number(lines[j]?.functionId)) ?? UNKNOWN_FRAME);
+    }
+    return out;
+  }
+
+  #frame(functionId: number): Frame | undefined {
+    let f = this.#frames.get(functionId);
+    if (f !== undefined) return f;
+    const fn = this.#p.function[this.#functions.at(functionId)];
+    if (fn === undefined) return undefined;
+    const name = this.#strings[Number(fn.name)] ?? '';
+    const file = this.#strings[Number(fn.filename)] ?? '';
+    f = { name: name === '' ? '(anonymous)' : name, app: file !== '' && !file.startsWith('node:') };
+    this.#frames.set(functionId, f);
+    return f;
+  }
 }

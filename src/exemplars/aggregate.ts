@@ -2,12 +2,12 @@ import { FRAME_GARBAGE_COLLECTION, LABEL_LOCAL_ROOT_SPAN_ID, LABEL_SPAN_ID } fro
 import type { WindowProfile } from '../core/window.js';
 import { runSync, STEP_ENTRIES } from '../core/slices.js';
 import { FiguresTable } from './figures-table.js';
+import { IdIndex } from '../core/profile-index.js';
 import type { Steps } from '../core/slices.js';
 
 type Profile = WindowProfile['wall'];
 type Sample = Profile['sample'][number];
 type Label = Sample['label'][number];
-type Location = Profile['location'][number];
 type Numeric = number | bigint;
 
 /** Per-span figures of one closed window. */
@@ -68,7 +68,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
   const bySpan = new FiguresTable();
   const byLocalRoot = new FiguresTable();
   let spansDropped = 0;
-  const gcLocations = garbageCollectionLocations(profile);
+  const gc = new GcLeaves(profile);
 
   if (spanKey > 0 || rootKey > 0) {
     let n = 0;
@@ -96,16 +96,16 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
       const sampledWall = intervalNs > 0 ? count * intervalNs : wall;
       const leafRaw = sample.locationId[0];
       const leaf = leafRaw === undefined ? -1 : Number(leafRaw);
-      const gc = leaf >= 0 && gcLocations.has(leaf);
+      const isGc = leaf >= 0 && gc.has(leaf);
       if (spanId !== undefined && spanId !== '') {
         const row = bySpan.findOrAdd(spanId, maxSpans);
         if (row < 0) spansDropped++;
-        else bySpan.add(row, count, sampledWall, cpu, leaf, gc);
+        else bySpan.add(row, count, sampledWall, cpu, leaf, isGc);
       }
       if (rootId !== undefined && rootId !== '' && rootId !== spanId) {
         const row = byLocalRoot.findOrAdd(rootId, maxSpans);
         if (row < 0) spansDropped++;
-        else byLocalRoot.add(row, count, sampledWall, cpu, leaf, gc);
+        else byLocalRoot.add(row, count, sampledWall, cpu, leaf, isGc);
       }
     }
   }
@@ -133,20 +133,36 @@ function sampleTypeIndex(profile: Profile, type: string): number {
   return profile.sampleType.findIndex((t) => strings[Number(t.type)] === type);
 }
 
-/** Ids of locations whose (leaf) function is the runtime's `Garbage Collection`. */
-function garbageCollectionLocations(profile: Profile): Set<number> {
-  const strings = profile.stringTable.strings;
-  const gcFunctions = new Set<number>();
-  for (const fn of profile.function) if (strings[Number(fn.name)] === FRAME_GARBAGE_COLLECTION) gcFunctions.add(Number(fn.id));
-  const out = new Set<number>();
-  if (gcFunctions.size === 0) return out;
-  const locations = profile.location;
-  for (let i = 0; i < locations.length; i++) {
-    const loc = locations[i] as Location;
-    const line = loc.line[0];
-    if (line !== undefined && gcFunctions.has(Number(line.functionId))) out.add(Number(loc.id));
+/**
+ * Whether a leaf location's function is the runtime's `Garbage Collection`,
+ * worked out once per distinct leaf the window's samples name.
+ */
+class GcLeaves {
+  readonly #p: Profile;
+  readonly #locations: IdIndex;
+  readonly #functions: IdIndex;
+  /** Per location position: 0 not known yet, 1 GC, 2 not. */
+  readonly #known: Uint8Array;
+
+  constructor(p: Profile) {
+    this.#p = p;
+    this.#locations = new IdIndex(p.location);
+    this.#functions = new IdIndex(p.function);
+    this.#known = new Uint8Array(p.location.length);
   }
-  return out;
+
+  has(locationId: number): boolean {
+    const at = this.#locations.at(locationId);
+    if (at < 0) return false;
+    let k = this.#known[at];
+    if (k === 0) {
+      const line = this.#p.location[at]?.line[0];
+      const fn = line === undefined ? undefined : this.#p.function[this.#functions.at(Number(line.functionId))];
+      k = fn !== undefined && this.#p.stringTable.strings[Number(fn.name)] === FRAME_GARBAGE_COLLECTION ? 1 : 2;
+      this.#known[at] = k;
+    }
+    return k === 1;
+  }
 }
 
 /**
@@ -162,23 +178,21 @@ function frameNamer(profile: Profile, figures: readonly FiguresTable[]): (id: nu
 }
 
 function leafNames(profile: Profile, figures: readonly FiguresTable[]): Map<number, string> {
-  const leaves = new Set<number>();
-  for (const table of figures) table.forEachLocation((location) => leaves.add(location));
   const strings = profile.stringTable.strings;
-  const functions = new Map(profile.function.map((fn) => [Number(fn.id), fn]));
+  const locations = new IdIndex(profile.location);
+  const functions = new IdIndex(profile.function);
   const names = new Map<number, string>();
-  const locations = profile.location;
-  for (let i = 0; i < locations.length; i++) {
-    const loc = locations[i] as Location;
-    const id = Number(loc.id);
-    const line = loc.line[0];
-    if (line === undefined || !leaves.has(id)) continue;
-    const fn = functions.get(Number(line.functionId));
-    if (fn === undefined) continue;
-    const name = strings[Number(fn.name)] || '(anonymous)';
-    const file = baseName(strings[Number(fn.filename)] ?? '');
-    const lineNo = Number(line.line ?? 0);
-    names.set(id, file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`);
+  for (const table of figures) {
+    table.forEachLocation((id) => {
+      if (names.has(id)) return;
+      const line = profile.location[locations.at(id)]?.line[0];
+      const fn = line === undefined ? undefined : profile.function[functions.at(Number(line.functionId))];
+      if (line === undefined || fn === undefined) return;
+      const name = strings[Number(fn.name)] || '(anonymous)';
+      const file = baseName(strings[Number(fn.filename)] ?? '');
+      const lineNo = Number(line.line ?? 0);
+      names.set(id, file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`);
+    });
   }
   return names;
 }
