@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { addSelfTime } from './self-time.js';
+import { addSelfTimeSince, selfStart } from './self-time.js';
 
 /**
  * Work cut into steps: a generator that yields between small pieces of work
@@ -79,13 +79,13 @@ export function sliceRunning(): boolean {
 
 /** One turn's slice: steps of the oldest jobs until the budget is spent. */
 function pump(): void {
-  const start = performance.now();
+  const start = selfStart();
   inSlice = true;
   try {
-    pumpSteps(start);
+    pumpSteps(start.wallMs);
   } finally {
     inSlice = false;
-    addSelfTime('sliced', performance.now() - start);
+    addSelfTimeSince('sliced', start);
   }
   if (queue.length > 0) setImmediate(pump);
   else pumping = false;

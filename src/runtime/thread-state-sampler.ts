@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Diagnostics } from '../core/diagnostics.js';
-import { addSelfTime } from '../core/self-time.js';
+import { timedSelf } from '../core/self-time.js';
 import type { Arch } from './platform.js';
 import { StateReader } from './state-reader.js';
 import { H_ERRORS, H_STOP, H_TICKS, H_WORKER_TID, createStateViews } from './state-table.js';
@@ -124,8 +124,7 @@ export class ThreadStateSampler {
     let last = performance.now();
     const pass = (): void => {
       last = performance.now();
-      loop.countedPass();
-      addSelfTime('passes', performance.now() - last);
+      timedSelf('passes', () => loop.countedPass());
     };
     pass();
     this.#loop = loop;
