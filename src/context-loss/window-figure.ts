@@ -2,7 +2,7 @@ import type { Profile } from '../core/pprof.js';
 import { FRAME_GARBAGE_COLLECTION, LABEL_SPAN_ID, LABEL_TIMESTAMP_NS } from '../core/labels.js';
 import type { InFlightTimeline } from './in-flight.js';
 import { busyAt } from './in-flight.js';
-import { IdIndex } from '../core/profile-index.js';
+import { IdIndex, LeafFunctionTest } from '../core/profile-index.js';
 import { runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
@@ -65,6 +65,7 @@ export function* contextLossSteps(profile: Profile, timeline: InFlightTimeline):
   const types = profile.sampleType.map((t) => strings[Number(t.type)] ?? '');
   const iCount = Math.max(0, types.indexOf('sample'));
   const frames = new FrameIndex(profile);
+  const work = new LeafFunctionTest(profile, (name) => !NOT_CPU.has(name));
   const byFunction = new Map<string, number>();
   const byStack = new Map<string, number>();
   let cpu = 0;
@@ -78,7 +79,7 @@ export function* contextLossSteps(profile: Profile, timeline: InFlightTimeline):
     if (due()) yield;
     const s = samples[i] as Profile['sample'][number];
     const n = Number(s.value[iCount] ?? 0);
-    if (n === 0 || s.locationId.length === 0 || !frames.isWork(Number(s.locationId[0]))) continue;
+    if (n === 0 || s.locationId.length === 0 || !work.has(Number(s.locationId[0]))) continue;
     let hasSpan = false;
     let tsMs = Number.NaN;
     const labels = s.label;
@@ -128,16 +129,15 @@ interface Frame {
 const UNKNOWN_FRAME: Frame = { name: '?', app: false };
 
 /**
- * The frames of one profile's locations, resolved on demand: nothing is made
- * for a location or function that no sample asks for.
+ * The frames of one profile's locations, resolved on demand (for the samples
+ * that lost their context): nothing is made for a location or function that
+ * no such sample names.
  */
 class FrameIndex {
   readonly #p: Profile;
   readonly #strings: readonly string[];
   readonly #locations: IdIndex;
   readonly #functions: IdIndex;
-  /** Per location position: 0 not known yet, 1 JS work, 2 not (idle, GC, unknown). */
-  readonly #work: Uint8Array;
   readonly #frames = new Map<number, Frame>();
 
   constructor(p: Profile) {
@@ -145,21 +145,6 @@ class FrameIndex {
     this.#strings = p.stringTable.strings;
     this.#locations = new IdIndex(p.location);
     this.#functions = new IdIndex(p.function);
-    this.#work = new Uint8Array(p.location.length);
-  }
-
-  /** Whether the leaf location `id` is JS work (not idle, not GC, not V8's own). */
-  isWork(id: number): boolean {
-    const at = this.#locations.at(id);
-    if (at < 0) return false;
-    let w = this.#work[at];
-    if (w === 0) {
-      const line = this.#p.location[at]?.line[0];
-      const f = line === undefined ? undefined : this.#frame(Number(line.functionId));
-      w = f === undefined || NOT_CPU.has(f.name) ? 2 : 1;
-      this.#work[at] = w;
-    }
-    return w === 1;
   }
 
   /** The frames of a stack, leaf first, inlined frames first within a location. */

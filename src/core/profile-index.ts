@@ -1,3 +1,5 @@
+import type { Profile } from './pprof.js';
+
 /**
  * Where the entry with a given id sits in one of a pprof profile's id-numbered
  * lists (`location`, `function`, `mapping`). spanfuse numbers them 1..n in
@@ -25,5 +27,42 @@ export class IdIndex {
       this.#byId = byId;
     }
     return this.#byId.get(id) ?? -1;
+  }
+}
+
+/**
+ * A yes or no about the function of each leaf location (the first line of
+ * the location: the innermost frame), from its name, worked out once per
+ * distinct location asked for: a window pass asks per sample, and a
+ * window's samples share few leaves. A location or function not in the
+ * profile is a no.
+ */
+export class LeafFunctionTest {
+  readonly #p: Profile;
+  readonly #test: (functionName: string) => boolean;
+  readonly #locations: IdIndex;
+  readonly #functions: IdIndex;
+  /** Per location position: 0 not known yet, 1 yes, 2 no. */
+  readonly #known: Uint8Array;
+
+  constructor(p: Profile, test: (functionName: string) => boolean) {
+    this.#p = p;
+    this.#test = test;
+    this.#locations = new IdIndex(p.location);
+    this.#functions = new IdIndex(p.function);
+    this.#known = new Uint8Array(p.location.length);
+  }
+
+  has(locationId: number): boolean {
+    const at = this.#locations.at(locationId);
+    if (at < 0) return false;
+    let k = this.#known[at];
+    if (k === 0) {
+      const line = this.#p.location[at]?.line[0];
+      const fn = line === undefined ? undefined : this.#p.function[this.#functions.at(Number(line.functionId))];
+      k = fn !== undefined && this.#test(this.#p.stringTable.strings[Number(fn.name)] ?? '') ? 1 : 2;
+      this.#known[at] = k;
+    }
+    return k === 1;
   }
 }

@@ -2,7 +2,7 @@ import { FRAME_GARBAGE_COLLECTION, LABEL_LOCAL_ROOT_SPAN_ID, LABEL_SPAN_ID } fro
 import type { WindowProfile } from '../core/window.js';
 import { runSync, STEP_ENTRIES } from '../core/slices.js';
 import { FiguresTable } from './figures-table.js';
-import { IdIndex } from '../core/profile-index.js';
+import { IdIndex, LeafFunctionTest } from '../core/profile-index.js';
 import type { Steps } from '../core/slices.js';
 
 type Profile = WindowProfile['wall'];
@@ -68,7 +68,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
   const bySpan = new FiguresTable();
   const byLocalRoot = new FiguresTable();
   let spansDropped = 0;
-  const gc = new GcLeaves(profile);
+  const gc = new LeafFunctionTest(profile, (name) => name === FRAME_GARBAGE_COLLECTION);
 
   if (spanKey > 0 || rootKey > 0) {
     let n = 0;
@@ -131,38 +131,6 @@ function value(values: Numeric[], idx: number): number {
 function sampleTypeIndex(profile: Profile, type: string): number {
   const strings = profile.stringTable.strings;
   return profile.sampleType.findIndex((t) => strings[Number(t.type)] === type);
-}
-
-/**
- * Whether a leaf location's function is the runtime's `Garbage Collection`,
- * worked out once per distinct leaf the window's samples name.
- */
-class GcLeaves {
-  readonly #p: Profile;
-  readonly #locations: IdIndex;
-  readonly #functions: IdIndex;
-  /** Per location position: 0 not known yet, 1 GC, 2 not. */
-  readonly #known: Uint8Array;
-
-  constructor(p: Profile) {
-    this.#p = p;
-    this.#locations = new IdIndex(p.location);
-    this.#functions = new IdIndex(p.function);
-    this.#known = new Uint8Array(p.location.length);
-  }
-
-  has(locationId: number): boolean {
-    const at = this.#locations.at(locationId);
-    if (at < 0) return false;
-    let k = this.#known[at];
-    if (k === 0) {
-      const line = this.#p.location[at]?.line[0];
-      const fn = line === undefined ? undefined : this.#p.function[this.#functions.at(Number(line.functionId))];
-      k = fn !== undefined && this.#p.stringTable.strings[Number(fn.name)] === FRAME_GARBAGE_COLLECTION ? 1 : 2;
-      this.#known[at] = k;
-    }
-    return k === 1;
-  }
 }
 
 /**
