@@ -29,7 +29,7 @@ import type { ExportPipelineStats } from './export/index.js';
 import type { Scrubber } from './profile/index.js';
 import { labelTailSteps, TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
-import { HeapStage, addGcTotals } from './heap/index.js';
+import { HeapStage, addGcTotalsSteps } from './heap/index.js';
 import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
 import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
 import {
@@ -644,8 +644,8 @@ export class Spanfuse {
     }
     this.#selfMark = self;
     yield;
-    if (this.#heap !== undefined) this.#heap.fill(w);
-    else addGcTotals(w, this.#diag);
+    if (this.#heap !== undefined) yield* this.#heap.fillSteps(w);
+    else yield* addGcTotalsSteps(w, this.#diag);
     // Reads every sample once (1-3 ms for the first windows, before its
     // code is compiled): one step.
     yield;

@@ -1,6 +1,9 @@
 import { FRAME_GARBAGE_COLLECTION } from '../core/index.js';
 import type { Profile } from '../core/index.js';
 import { sampleTypeIndex } from './frames.js';
+import { LeafFunctionTest } from '../core/profile-index.js';
+import { runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 
 /** GC pauses the wall sampler saw in one window. */
 export interface GcTotals {
@@ -19,26 +22,33 @@ export interface GcTotals {
  * `profiler.gc.time_ns`, `profiler.gc.samples`.
  */
 export function gcTotals(wall: Profile): GcTotals {
-  const strings = wall.stringTable.strings;
-  const gcFunctions = new Set(
-    wall.function.filter((f) => strings[Number(f.name)] === FRAME_GARBAGE_COLLECTION).map((f) => Number(f.id)),
-  );
-  const gcLocations = new Set(
-    wall.location.filter((l) => l.line.some((ln) => gcFunctions.has(Number(ln.functionId)))).map((l) => Number(l.id)),
-  );
+  return runSync(gcTotalsSteps(wall));
+}
+
+/**
+ * {@link gcTotals} in steps of a few hundred samples (a window of 60,000
+ * samples is read over several event-loop turns). The leaf of each sample is
+ * looked up once per distinct location, not through sets of every GC
+ * function and location of the window.
+ */
+export function* gcTotalsSteps(wall: Profile): Steps<GcTotals> {
+  const gc = new LeafFunctionTest(wall, (name) => name === FRAME_GARBAGE_COLLECTION);
   const countIdx = sampleTypeIndex(wall, 'sample', 'samples');
   const wallIdx = sampleTypeIndex(wall, 'wall');
   const period = Number(wall.period);
   let samples = 0;
   let wallNs = 0;
   let allNs = 0;
+  const due = stepEvery(STEP_ENTRIES);
   const list = wall.sample;
   for (let i = 0; i < list.length; i++) {
+    if (due()) yield;
     const s = list[i] as (typeof list)[number];
     const n = countIdx >= 0 ? Number(s.value[countIdx] ?? 0) : 1;
     const ns = wallIdx >= 0 ? Number(s.value[wallIdx] ?? 0) : n * period;
     allNs += ns;
-    if (!gcLocations.has(Number(s.locationId[0] ?? 0))) continue;
+    const leaf = s.locationId[0];
+    if (leaf === undefined || !gc.has(Number(leaf))) continue;
     samples += n;
     wallNs += ns;
   }

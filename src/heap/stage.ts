@@ -2,7 +2,9 @@ import type { HeapConfig } from '../config/heap.js';
 import type { Diagnostics, WindowProfile } from '../core/index.js';
 import { attributeWindow } from './attribute.js';
 import type { AttributionOptions } from './attribute.js';
-import { gcTotals } from './gc.js';
+import { gcTotalsSteps } from './gc.js';
+import { runSync } from '../core/slices.js';
+import type { Steps } from '../core/slices.js';
 import { startHeapSampler } from './start.js';
 import type { HeapSampler } from './types.js';
 
@@ -15,8 +17,13 @@ const TOP_OPERATIONS = 10;
  * sampler (the evidence is in the wall profile). Never throws.
  */
 export function addGcTotals(window: WindowProfile, diagnostics: Diagnostics): void {
+  runSync(addGcTotalsSteps(window, diagnostics));
+}
+
+/** {@link addGcTotals} in steps (a few hundred samples each). Never throws. */
+export function* addGcTotalsSteps(window: WindowProfile, diagnostics: Diagnostics): Steps<void> {
   try {
-    const gc = gcTotals(window.wall);
+    const gc = yield* gcTotalsSteps(window.wall);
     window.attributes['profiler.gc.time_ns'] = gc.wallNs;
     window.attributes['profiler.gc.samples'] = gc.samples;
   } catch (err) {
@@ -63,9 +70,19 @@ export class HeapStage {
    * window is rotated, before scrubbing/export). Never throws.
    */
   fill(window: WindowProfile): void {
-    addGcTotals(window, this.#diagnostics);
+    runSync(this.fillSteps(window));
+  }
+
+  /**
+   * {@link fill} in steps: the heap window is collected first (its end as
+   * close to the wall window's as before), then the GC totals a few hundred
+   * samples at a time, then the attribution in one step.
+   */
+  *fillSteps(window: WindowProfile): Steps<void> {
     const heap = this.#sampler.collect();
+    yield* addGcTotalsSteps(window, this.#diagnostics);
     if (heap === undefined) return;
+    yield;
     window.heap = heap;
     window.attributes['profiler.heap.kind'] = this.#sampler.kind;
     window.attributes['profiler.heap.backend'] = this.#sampler.backend;

@@ -4,12 +4,14 @@ import {
   attributeAllocations,
   estimateSpanAllocations,
   gcTotals,
+  gcTotalsSteps,
   labelHeapSamples,
   NO_SPAN,
   UNATTRIBUTED,
 } from '../../src/heap/index.js';
 import { allocProfile, builtin, js, wallProfile } from './hand-profiles.js';
 import { labelOf } from './profile-helpers.js';
+import { STEP_ENTRIES } from '../../src/core/slices.js';
 
 const ROOT = [js('parserOnIncoming'), js('emit')];
 const byOp = (ops: ReturnType<typeof attributeAllocations>): Record<string, number> =>
@@ -119,6 +121,24 @@ void test('gcTotals counts wall samples whose leaf is Garbage Collection', () =>
   assert.equal(g.samples, 3);
   assert.equal(g.wallNs, 30_000_000);
   assert.ok(Math.abs(g.share - 3 / 110) < 1e-12);
+});
+
+void test('gcTotals in steps: a large window yields between slices and ends with the same totals', () => {
+  const specs = [];
+  for (let i = 0; i < 10 * STEP_ENTRIES; i++) {
+    specs.push(i % 5 === 0 ? { stack: [builtin('Node.js'), builtin('Garbage Collection')], n: 1 } : { stack: [...ROOT, js(`handle${i % 7}`)], n: 1 });
+  }
+  const wall = wallProfile(specs);
+  const steps = gcTotalsSteps(wall);
+  let yields = 0;
+  let r = steps.next();
+  while (r.done !== true) {
+    yields++;
+    r = steps.next();
+  }
+  assert.ok(yields >= 9, `yielded ${yields} times for ${specs.length} samples`);
+  assert.deepEqual(r.value, gcTotals(wall));
+  assert.equal(r.value.samples, (10 * STEP_ENTRIES) / 5);
 });
 
 void test('per-span estimate: split by each span’s wall samples in the allocating code, exact when one span ran it', () => {
