@@ -646,8 +646,6 @@ export class Spanfuse {
     yield;
     if (this.#heap !== undefined) yield* this.#heap.fillSteps(w);
     else yield* addGcTotalsSteps(w, this.#diag);
-    // Reads every sample once (1-3 ms for the first windows, before its
-    // code is compiled): one step.
     yield;
     try {
       yield* this.#contextLoss.fillSteps(w);

@@ -1,7 +1,6 @@
 import type { WindowProfile } from '../core/window.js';
 import { InFlightSpans } from './in-flight.js';
 import { contextLossSteps } from './window-figure.js';
-import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import type { ContextLoss, LostFunction } from './window-figure.js';
 
@@ -39,12 +38,10 @@ export class ContextLossStage {
   readonly #functions = new Map<string, number>();
   #last: ContextLoss | undefined;
 
-  /** Compute the window's figure and attach it; call once per closed window. */
-  fill(w: WindowProfile): void {
-    runSync(this.fillSteps(w));
-  }
-
-  /** {@link fill} in steps (a few hundred samples each). */
+  /**
+   * Compute the window's figure and attach it, in steps of a few hundred
+   * samples; run once per closed window.
+   */
   *fillSteps(w: WindowProfile): Steps<void> {
     const f = yield* contextLossSteps(w.wall, this.spans.take());
     this.#last = f;

@@ -1,4 +1,4 @@
-export { HeapStage, addGcTotals, addGcTotalsSteps } from './stage.js';
+export { HeapStage, addGcTotalsSteps } from './stage.js';
 export { startHeapSampler } from './start.js';
 export type { HeapSamplerOptions } from './start.js';
 export { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE } from './types.js';

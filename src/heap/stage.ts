@@ -13,14 +13,10 @@ const TOP_OPERATIONS = 10;
 
 /**
  * Put the wall profile's GC pause totals on the window as attributes:
- * `profiler.gc.time_ns`, `profiler.gc.samples`. Independent of the heap
- * sampler (the evidence is in the wall profile). Never throws.
+ * `profiler.gc.time_ns`, `profiler.gc.samples`, reading a few hundred samples
+ * per step. Independent of the heap sampler (the evidence is in the wall
+ * profile). Never throws.
  */
-export function addGcTotals(window: WindowProfile, diagnostics: Diagnostics): void {
-  runSync(addGcTotalsSteps(window, diagnostics));
-}
-
-/** {@link addGcTotals} in steps (a few hundred samples each). Never throws. */
 export function* addGcTotalsSteps(window: WindowProfile, diagnostics: Diagnostics): Steps<void> {
   try {
     const gc = yield* gcTotalsSteps(window.wall);
@@ -41,7 +37,7 @@ export function* addGcTotalsSteps(window: WindowProfile, diagnostics: Diagnostic
  * - `profiler.heap.operations`: JSON array of the top operations,
  *   `[{"operation","bytes","share"}]`, by allocated bytes (in-use bytes when
  *   the runtime only samples live objects);
- * - the GC totals of `addGcTotals`.
+ * - the GC totals of `addGcTotalsSteps`.
  */
 export class HeapStage {
   readonly #sampler: HeapSampler;
