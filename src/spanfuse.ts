@@ -74,8 +74,6 @@ const SHARED_STATE_KEY = 'spanfuse.runtime.thread-state';
 const ATTR_SELF_SLICED_MS = 'profiler.self.sliced_ms';
 const ATTR_SELF_STOPS_MS = 'profiler.self.stops_ms';
 const ATTR_SELF_PASSES_MS = 'profiler.self.passes_ms';
-/** The three above in this thread's CPU time, summed (where the runtime reads a thread's CPU clock). */
-const ATTR_SELF_CPU_MS = 'profiler.self.cpu_ms';
 
 function round1(ms: number): number {
   return Math.round(ms * 10) / 10;
@@ -637,11 +635,6 @@ export class Spanfuse {
     w.attributes[ATTR_SELF_SLICED_MS] = round1(self.slicedMs - mark.slicedMs);
     w.attributes[ATTR_SELF_STOPS_MS] = round1(self.stopsMs - mark.stopsMs);
     if (self.passesMs > 0) w.attributes[ATTR_SELF_PASSES_MS] = round1(self.passesMs - mark.passesMs);
-    if (self.cpu !== undefined && mark.cpu !== undefined) {
-      const c = self.cpu;
-      const m = mark.cpu;
-      w.attributes[ATTR_SELF_CPU_MS] = round1(c.slicedMs - m.slicedMs + c.stopsMs - m.stopsMs + c.passesMs - m.passesMs);
-    }
     this.#selfMark = self;
     yield;
     if (this.#heap !== undefined) yield* this.#heap.fillSteps(w);

@@ -48,8 +48,6 @@ export interface ServerReport {
   readonly profilerStats?: unknown;
   /** spanfuse's own periodic work inside the measured window (ms; `stats().selfTime`, all kinds). */
   readonly selfMs?: number;
-  /** The same work in the main thread's CPU time (ms; `stats().selfTime.cpu`), where the runtime reads it (Node >= 23.9). */
-  readonly selfCpuMs?: number;
   /**
    * The main thread's CPU inside the service's fixed work (the kernel calls)
    * in the measured window, µs, estimated from every 8th call timed with the

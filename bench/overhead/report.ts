@@ -48,7 +48,6 @@ export interface Row {
   readonly memoryParts: Record<MemoryPart, Spread | null>;
   /** spanfuse's own periodic work per request (µs), where the profiler reports it. */
   readonly selfWork: Spread | null;
-  readonly selfCpu: Spread | null;
   /** CPU outside and inside the fixed work, where the runtime lets the server measure it. */
   readonly fixedWork: FixedWorkRow | null;
 }
@@ -114,7 +113,6 @@ export function aggregate(
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
         memoryParts,
         selfWork: spread(ok.map((r) => r.selfWorkPerRequestMicros ?? Number.NaN)),
-        selfCpu: spread(ok.map((r) => r.selfCpuPerRequestMicros ?? Number.NaN)),
         fixedWork: fixedWorkRow(ok, control),
       });
     }
@@ -252,10 +250,10 @@ export function markdown(h: Header, rows: readonly Row[]): string {
     section(
       out,
       "spanfuse's own periodic work",
-      "Time the main thread spent in spanfuse's own periodic work (window builds, scrubbing, encoding, native profiler stops, thread-state passes; `stats().selfTime`) inside the measured window, per request completed: median (min–max) over rounds. V8's sampler and the per-span work are not in it. Wall: from start to end of each piece, which also counts the time other threads (GC helpers, V8's profiler thread) held the server's one core. CPU: the main thread's CPU time of the same pieces, where the runtime reads it (`process.threadCpuUsage()`, Node >= 23.9; – elsewhere).",
-      ['runtime', 'configuration', 'wall µs / request', 'CPU µs / request'],
+      "Time the main thread spent in spanfuse's own periodic work (window builds, scrubbing, encoding, native profiler stops, thread-state passes; `stats().selfTime`) inside the measured window, per request completed: median (min–max) over rounds. V8's sampler and the per-span work are not in it.",
+      ['runtime', 'configuration', 'µs / request'],
     );
-    for (const r of withSelf) out.push(`| ${r.runtime} | ${r.config} | ${absCell(r.selfWork, 2, 'µs')} | ${r.selfCpu === null ? '–' : absCell(r.selfCpu, 2, 'µs')} |`);
+    for (const r of withSelf) out.push(`| ${r.runtime} | ${r.config} | ${absCell(r.selfWork, 2, 'µs')} |`);
   }
   const withFixed = rows.filter((r) => r.fixedWork !== null);
   if (withFixed.length > 0) {

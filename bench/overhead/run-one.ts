@@ -34,8 +34,6 @@ export interface RunResult {
   readonly heapUsedMb?: number;
   /** spanfuse's own periodic work per request (µs of its thread; `stats().selfTime`), where it reports it. */
   readonly selfWorkPerRequestMicros?: number;
-  /** The same in the thread's CPU time (µs per request; `stats().selfTime.cpu`), where reported. */
-  readonly selfCpuPerRequestMicros?: number;
   /** The main thread's CPU inside the fixed work per request (µs), where measured. */
   readonly fixedCpuPerRequestMicros?: number;
   /** The process's CPU outside the fixed work per request (µs): CPU per request minus the above. */
@@ -137,7 +135,6 @@ export async function runOne(
       rssMb: mean(mem.map((m) => m.rss)) / 2 ** 20,
       heapUsedMb: mean(mem.map((m) => m.heapUsed)) / 2 ** 20,
       ...(report.selfMs !== undefined && report.requests > 0 ? { selfWorkPerRequestMicros: (report.selfMs * 1000) / report.requests } : {}),
-      ...(report.selfCpuMs !== undefined && report.requests > 0 ? { selfCpuPerRequestMicros: (report.selfCpuMs * 1000) / report.requests } : {}),
       ...(report.fixedCpuMicros !== undefined && report.requests > 0
         ? {
             fixedCpuPerRequestMicros: report.fixedCpuMicros / report.requests,

@@ -88,7 +88,6 @@ async function main(): Promise<void> {
 
   let markCpu = process.cpuUsage();
   let markSelf: number | undefined;
-  let markSelfCpu: number | undefined;
   let markNs = process.hrtime.bigint();
   const memory: MemorySample[] = [];
   let memTimer: NodeJS.Timeout | undefined;
@@ -113,9 +112,7 @@ async function main(): Promise<void> {
         memory.length = 0;
         markNs = process.hrtime.bigint();
         markCpu = process.cpuUsage();
-        const marked = statsOf(profiler);
-        markSelf = selfMsIn(marked);
-        markSelfCpu = selfMsIn(marked, 'cpu');
+        markSelf = selfMsIn(statsOf(profiler));
         meter?.reset();
         measuring = true;
         memTimer = setInterval(() => {
@@ -133,12 +130,10 @@ async function main(): Promise<void> {
         const memoryParts = memoryPartsNow();
         const profilerStats = statsOf(profiler);
         const self = selfMsIn(profilerStats);
-        const selfCpu = selfMsIn(profilerStats, 'cpu');
         void send({
           type: 'report',
           report: {
             ...(self !== undefined && markSelf !== undefined ? { selfMs: self - markSelf } : {}),
-            ...(selfCpu !== undefined && markSelfCpu !== undefined ? { selfCpuMs: selfCpu - markSelfCpu } : {}),
             ...(meter === undefined ? {} : { fixedCpuMicros: meter.estimateMicros() }),
             wallMs,
             cpuUserMicros: cpu.user,
@@ -227,14 +222,9 @@ function statsOf(profiler: { stats(): unknown }): unknown {
   }
 }
 
-/**
- * spanfuse's running total of its own periodic work (ms, `stats().selfTime`:
- * wall time, or with `'cpu'` the thread's CPU time where spanfuse reports it),
- * if the stats have one.
- */
-function selfMsIn(stats: unknown, part?: 'cpu'): number | undefined {
-  const all = (stats as { selfTime?: Record<string, unknown> } | undefined)?.selfTime;
-  const t = part === undefined ? all : (all?.[part] as Record<string, unknown> | undefined);
+/** spanfuse's running total of its own periodic work (ms, `stats().selfTime`), if the stats have one. */
+function selfMsIn(stats: unknown): number | undefined {
+  const t = (stats as { selfTime?: Record<string, unknown> } | undefined)?.selfTime;
   if (t === undefined) return undefined;
   let ms = 0;
   for (const v of Object.values(t)) if (typeof v === 'number') ms += v;

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { addSelfTimeSince, selfStart } from './self-time.js';
+import { addSelfTime } from './self-time.js';
 
 /**
  * Work cut into steps: a generator that yields between small pieces of work
@@ -79,13 +79,13 @@ export function sliceRunning(): boolean {
 
 /** One turn's slice: steps of the oldest jobs until the budget is spent. */
 function pump(): void {
-  const start = selfStart();
+  const start = performance.now();
   inSlice = true;
   try {
-    pumpSteps(start.wallMs);
+    pumpSteps(start);
   } finally {
     inSlice = false;
-    addSelfTimeSince('sliced', start);
+    addSelfTime('sliced', performance.now() - start);
   }
   if (queue.length > 0) setImmediate(pump);
   else pumping = false;
