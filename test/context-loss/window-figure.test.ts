@@ -5,6 +5,7 @@ import type { InFlightTimeline } from '../../src/context-loss/in-flight.js';
 import { IdIndex } from '../../src/core/profile-index.js';
 import { Function as PFunction, Label, Line, Location, Profile, Sample, StringTable, ValueType } from '../../src/core/pprof.js';
 import { STEP_ENTRIES } from '../../src/core/slices.js';
+import { drainSteps } from '../support/steps.js';
 
 interface Frame {
   readonly fn: string;
@@ -116,16 +117,10 @@ void test('context loss in steps: a large window yields between slices and ends 
   const many: Spec[] = [];
   for (let i = 0; i < 10 * STEP_ENTRIES; i++) many.push({ stack: [APP(`f${i % 37}`), APP('handler')], span: i % 4 !== 0, atMs: 1000 + (i % 900) });
   const p = profileOf(many);
-  const steps = contextLossSteps(p, TIMELINE);
-  let yields = 0;
-  let r = steps.next();
-  while (r.done !== true) {
-    yields++;
-    r = steps.next();
-  }
+  const { yields, value } = drainSteps(contextLossSteps(p, TIMELINE));
   assert.ok(yields >= 9, `yielded ${yields} times for ${many.length} samples`);
-  assert.deepEqual(r.value, contextLoss(p, TIMELINE));
-  assert.equal(r.value.unattributedSamples, many.length / 4);
+  assert.deepEqual(value, contextLoss(p, TIMELINE));
+  assert.equal(value.unattributedSamples, many.length / 4);
 });
 
 void test('IdIndex: position by id, dense or not, -1 for an id not in the list', () => {

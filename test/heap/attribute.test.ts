@@ -12,6 +12,7 @@ import {
 import { allocProfile, builtin, js, wallProfile } from './hand-profiles.js';
 import { labelOf } from './profile-helpers.js';
 import { STEP_ENTRIES } from '../../src/core/slices.js';
+import { drainSteps } from '../support/steps.js';
 
 const ROOT = [js('parserOnIncoming'), js('emit')];
 const byOp = (ops: ReturnType<typeof attributeAllocations>): Record<string, number> =>
@@ -129,16 +130,10 @@ void test('gcTotals in steps: a large window yields between slices and ends with
     specs.push(i % 5 === 0 ? { stack: [builtin('Node.js'), builtin('Garbage Collection')], n: 1 } : { stack: [...ROOT, js(`handle${i % 7}`)], n: 1 });
   }
   const wall = wallProfile(specs);
-  const steps = gcTotalsSteps(wall);
-  let yields = 0;
-  let r = steps.next();
-  while (r.done !== true) {
-    yields++;
-    r = steps.next();
-  }
+  const { yields, value } = drainSteps(gcTotalsSteps(wall));
   assert.ok(yields >= 9, `yielded ${yields} times for ${specs.length} samples`);
-  assert.deepEqual(r.value, gcTotals(wall));
-  assert.equal(r.value.samples, (10 * STEP_ENTRIES) / 5);
+  assert.deepEqual(value, gcTotals(wall));
+  assert.equal(value.samples, (10 * STEP_ENTRIES) / 5);
 });
 
 void test('per-span estimate: split by each span’s wall samples in the allocating code, exact when one span ran it', () => {

@@ -22,6 +22,7 @@ import { testSampler, spin } from '../support/sampler.js';
 import type { RawWindow } from '../../src/sampler/index.js';
 import { packSteps, profileChunk } from '../../src/sampler/assemble.js';
 import { findLabel } from '../../src/core/pprof.js';
+import { drainSteps } from '../support/steps.js';
 
 test('a window of several native chunks is assembled, sliced, into one consistent labelled profile', async () => {
   const mode = detectContextMode();
@@ -61,15 +62,8 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     // The build yields every few hundred samples: count the steps, then let
     // runSliced drive a second build of the same chunks' samples.
     const samplesIn = raw.chunks.reduce((n, c) => n + c.samples, 0);
-    const steps = sampler.windowSteps(raw);
-    let yields = 0;
-    let r = steps.next();
-    while (r.done !== true) {
-      yields++;
-      r = steps.next();
-    }
+    const { yields, value: w } = drainSteps(sampler.windowSteps(raw));
     assert.ok(yields >= Math.floor(samplesIn / 256), `${yields} yields for ${samplesIn} samples`);
-    const w = r.value;
     const p = w.wall;
     const strings = p.stringTable.strings;
     // Every sample of every stop is in the window once, with all its values.
