@@ -2,7 +2,7 @@ import type { Profile } from '../core/pprof.js';
 import { FRAME_GARBAGE_COLLECTION, LABEL_SPAN_ID, LABEL_TIMESTAMP_NS } from '../core/labels.js';
 import type { InFlightTimeline } from './in-flight.js';
 import { busyAt } from './in-flight.js';
-import { IdIndex, LeafFunctionTest } from '../core/profile-index.js';
+import { IdIndex, LeafFunctionTest, sampleTypeIndex } from '../core/profile-index.js';
 import { runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
@@ -62,8 +62,7 @@ export function* contextLossSteps(profile: Profile, timeline: InFlightTimeline):
   const strings = profile.stringTable.strings;
   const spanKey = strings.indexOf(LABEL_SPAN_ID);
   const tsKey = strings.indexOf(LABEL_TIMESTAMP_NS);
-  const types = profile.sampleType.map((t) => strings[Number(t.type)] ?? '');
-  const iCount = Math.max(0, types.indexOf('sample'));
+  const iCount = Math.max(0, sampleTypeIndex(profile, 'sample'));
   const frames = new FrameIndex(profile);
   const work = new LeafFunctionTest(profile, (name) => !NOT_CPU.has(name));
   const byFunction = new Map<string, number>();

@@ -1,5 +1,15 @@
 import type { Profile } from './pprof.js';
 
+/** Index of the first sample type named one of `names`, or -1. */
+export function sampleTypeIndex(profile: Profile, ...names: string[]): number {
+  const strings = profile.stringTable.strings;
+  for (const name of names) {
+    const i = profile.sampleType.findIndex((t) => strings[Number(t.type)] === name);
+    if (i >= 0) return i;
+  }
+  return -1;
+}
+
 /**
  * Where the entry with a given id sits in one of a pprof profile's id-numbered
  * lists (`location`, `function`, `mapping`). spanfuse numbers them 1..n in

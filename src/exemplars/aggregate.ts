@@ -2,7 +2,7 @@ import { FRAME_GARBAGE_COLLECTION, LABEL_LOCAL_ROOT_SPAN_ID, LABEL_SPAN_ID } fro
 import type { WindowProfile } from '../core/window.js';
 import { runSync, STEP_ENTRIES } from '../core/slices.js';
 import { FiguresTable } from './figures-table.js';
-import { IdIndex, LeafFunctionTest } from '../core/profile-index.js';
+import { IdIndex, LeafFunctionTest, sampleTypeIndex } from '../core/profile-index.js';
 import type { Steps } from '../core/slices.js';
 
 type Profile = WindowProfile['wall'];
@@ -126,11 +126,6 @@ function value(values: Numeric[], idx: number): number {
   if (idx < 0) return 0;
   const v = values[idx];
   return v === undefined ? 0 : Number(v);
-}
-
-function sampleTypeIndex(profile: Profile, type: string): number {
-  const strings = profile.stringTable.strings;
-  return profile.sampleType.findIndex((t) => strings[Number(t.type)] === type);
 }
 
 /**

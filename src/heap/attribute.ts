@@ -1,6 +1,7 @@
 import { findLabel, Label, LABEL_SPAN_ID } from '../core/index.js';
 import type { Profile } from '../core/index.js';
-import { FrameInterner, NO_SCRIPT, sampleTypeIndex } from './frames.js';
+import { FrameInterner, NO_SCRIPT } from './frames.js';
+import { sampleTypeIndex } from '../core/profile-index.js';
 import { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE } from './types.js';
 import { NO_SPAN, WallIndex } from './wall-index.js';
 import type { Distribution } from './wall-index.js';

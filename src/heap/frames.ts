@@ -59,16 +59,6 @@ export class FrameInterner {
   }
 }
 
-/** Index of the first sample type named one of `names`, or -1. */
-export function sampleTypeIndex(profile: Profile, ...names: string[]): number {
-  const strings = profile.stringTable.strings;
-  for (const name of names) {
-    const i = profile.sampleType.findIndex((t) => strings[Number(t.type)] === name);
-    if (i >= 0) return i;
-  }
-  return -1;
-}
-
 /** A sample's string label `key`, or undefined. */
 export function stringLabel(profile: Profile, sample: Profile['sample'][number], keyIndex: number): string | undefined {
   if (keyIndex <= 0) return undefined;

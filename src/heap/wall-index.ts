@@ -1,6 +1,7 @@
 import { FRAME_GARBAGE_COLLECTION, LABEL_SPAN_ID, LABEL_SPAN_NAME } from '../core/index.js';
 import type { Profile } from '../core/index.js';
-import { findString, NO_SCRIPT, sampleTypeIndex, stringLabel } from './frames.js';
+import { findString, NO_SCRIPT, stringLabel } from './frames.js';
+import { sampleTypeIndex } from '../core/profile-index.js';
 import type { FrameInterner } from './frames.js';
 
 /** Operation name for wall samples taken outside any span. */
