@@ -1,6 +1,6 @@
 import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import type { AsyncHook } from 'node:async_hooks';
-import { time } from '@datadog/pprof';
+import { time } from '../core/dd-pprof.js';
 import type { ContextMode } from '../core/window.js';
 
 /**

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Context, Span, SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { time } from '@datadog/pprof';
+import { time } from '../core/dd-pprof.js';
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { FrameBinder, HookBinder } from './binder.js';

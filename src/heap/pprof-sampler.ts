@@ -1,4 +1,5 @@
-import { heap } from '@datadog/pprof';
+// Its own module, not the package index (see core/dd-pprof.ts).
+import heap from '@datadog/pprof/out/src/heap-profiler.js';
 import type { Profile } from '../core/index.js';
 import type { Diagnostics } from '../core/index.js';
 import { ALLOC_SPACE, INUSE_SPACE } from './types.js';

@@ -39,10 +39,11 @@ export function detectThreadContext(): ThreadContextSupport {
     if (!acf.isAsyncContextFrameActive()) {
       return { supported: false, reason: `AsyncContextFrame is not active: ${acf.asyncContextFrameHint()}` };
     }
-    const pprof = require('@datadog/pprof') as { otelThreadCtx: OtelThreadCtx };
+    // The writer's own module, not the package index (see core/dd-pprof.ts).
+    const api = require('@datadog/pprof/out/src/otel-thread-ctx.js') as OtelThreadCtx;
     // Throws when the writer cannot publish on this runtime.
-    pprof.otelThreadCtx.getProcessContextAttributes([...THREAD_CONTEXT_KEYS]);
-    return { supported: true, api: pprof.otelThreadCtx };
+    api.getProcessContextAttributes([...THREAD_CONTEXT_KEYS]);
+    return { supported: true, api };
   } catch (err) {
     return { supported: false, reason: describe(err) };
   }

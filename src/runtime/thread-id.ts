@@ -1,4 +1,4 @@
-import pprof from '@datadog/pprof';
+import { time } from '../core/dd-pprof.js';
 import { loadLibc } from './ffi.js';
 import { fs } from '../core/builtins.js';
 
@@ -11,7 +11,7 @@ const { readlinkSync } = fs;
  */
 export function currentTid(): number {
   try {
-    const tid: unknown = (pprof.getNativeThreadId as () => unknown)();
+    const tid: unknown = (time.getNativeThreadId as () => unknown)();
     if (typeof tid === 'number' && tid > 0) return tid;
   } catch {
     // fall through to the next source

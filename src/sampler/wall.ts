@@ -1,4 +1,4 @@
-import { time } from '@datadog/pprof';
+import { time } from '../core/dd-pprof.js';
 import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { withoutStringBytes } from '../core/pprof.js';
