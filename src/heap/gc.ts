@@ -1,7 +1,6 @@
 import { FRAME_GARBAGE_COLLECTION } from '../core/index.js';
 import type { Profile } from '../core/index.js';
-import { sampleTypeIndex } from '../core/profile-index.js';
-import { LeafFunctionTest } from '../core/profile-index.js';
+import { LeafFunctionTest, sampleTypeIndex } from '../core/profile-index.js';
 import { runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
