@@ -1,7 +1,7 @@
 import { FRAME_GARBAGE_COLLECTION } from '../core/index.js';
 import type { Profile } from '../core/index.js';
 import { LeafFunctionTest, sampleTypeIndex } from '../core/profile-index.js';
-import { runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
+import { stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
 /** GC pauses the wall sampler saw in one window. */
@@ -18,17 +18,10 @@ export interface GcTotals {
  * GC pause totals of a wall profile window: the samples @datadog/pprof files
  * under its `Garbage Collection` leaf frame (V8 was collecting when the signal
  * came). Put them on the window as profile-level attributes, e.g.
- * `profiler.gc.time_ns`, `profiler.gc.samples`.
- */
-export function gcTotals(wall: Profile): GcTotals {
-  return runSync(gcTotalsSteps(wall));
-}
-
-/**
- * {@link gcTotals} in steps of a few hundred samples (a window of 60,000
- * samples is read over several event-loop turns). The leaf of each sample is
- * looked up once per distinct location, not through sets of every GC
- * function and location of the window.
+ * `profiler.gc.time_ns`, `profiler.gc.samples`. In steps of a few hundred
+ * samples (a window of 60,000 samples is read over several event-loop
+ * turns); the leaf of each sample is looked up once per distinct location,
+ * not through sets of every GC function and location of the window.
  */
 export function* gcTotalsSteps(wall: Profile): Steps<GcTotals> {
   const gc = new LeafFunctionTest(wall, (name) => name === FRAME_GARBAGE_COLLECTION);

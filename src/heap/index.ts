@@ -14,5 +14,5 @@ export type { OperationAllocation, AttributionOptions, LabelResult } from './att
 export { estimateSpanAllocations } from './span-estimate.js';
 export type { SpanAllocation } from './span-estimate.js';
 export { NO_SPAN } from './wall-index.js';
-export { gcTotals, gcTotalsSteps } from './gc.js';
+export { gcTotalsSteps } from './gc.js';
 export type { GcTotals } from './gc.js';

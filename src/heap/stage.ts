@@ -3,7 +3,6 @@ import type { Diagnostics, WindowProfile } from '../core/index.js';
 import { attributeWindow } from './attribute.js';
 import type { AttributionOptions } from './attribute.js';
 import { gcTotalsSteps } from './gc.js';
-import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { startHeapSampler } from './start.js';
 import type { HeapSampler } from './types.js';
@@ -62,17 +61,11 @@ export class HeapStage {
   }
 
   /**
-   * Collect the heap window and fill `window` (call right after the wall
-   * window is rotated, before scrubbing/export). Never throws.
-   */
-  fill(window: WindowProfile): void {
-    runSync(this.fillSteps(window));
-  }
-
-  /**
-   * {@link fill} in steps: the heap window is collected first (its end as
-   * close to the wall window's as before), then the GC totals a few hundred
-   * samples at a time, then the attribution in one step.
+   * Collect the heap window and fill `window` (run right after the wall
+   * window is rotated, before scrubbing/export), in steps: the heap window
+   * is collected first (its end as close to the wall window's as can be),
+   * then the GC totals a few hundred samples at a time, then the
+   * attribution in one step. Never throws.
    */
   *fillSteps(window: WindowProfile): Steps<void> {
     const heap = this.#sampler.collect();

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import {
   attributeAllocations,
   estimateSpanAllocations,
-  gcTotals,
   gcTotalsSteps,
   labelHeapSamples,
   NO_SPAN,
@@ -11,7 +10,7 @@ import {
 } from '../../src/heap/index.js';
 import { allocProfile, builtin, js, wallProfile } from './hand-profiles.js';
 import { labelOf } from './profile-helpers.js';
-import { STEP_ENTRIES } from '../../src/core/slices.js';
+import { runSync, STEP_ENTRIES } from '../../src/core/slices.js';
 import { drainSteps } from '../support/steps.js';
 
 const ROOT = [js('parserOnIncoming'), js('emit')];
@@ -112,19 +111,19 @@ void test('labels: operation where unambiguous, span id only where one span hold
   assert.deepEqual(labelHeapSamples(heap, wall), { samples: 4, labelledOperation: 0, labelledSpan: 0 });
 });
 
-void test('gcTotals counts wall samples whose leaf is Garbage Collection', () => {
+void test('gcTotalsSteps counts wall samples whose leaf is Garbage Collection', () => {
   const wall = wallProfile([
     { stack: [builtin('Node.js'), builtin('Garbage Collection')], op: 'A', n: 3 },
     { stack: [...ROOT, js('handleA')], op: 'A', n: 7 },
     { stack: [builtin('Garbage Collection'), js('notALeaf')], n: 100 },
   ]);
-  const g = gcTotals(wall);
+  const g = runSync(gcTotalsSteps(wall));
   assert.equal(g.samples, 3);
   assert.equal(g.wallNs, 30_000_000);
   assert.ok(Math.abs(g.share - 3 / 110) < 1e-12);
 });
 
-void test('gcTotals in steps: a large window yields between slices and ends with the same totals', () => {
+void test('gcTotalsSteps: a large window yields between slices and ends with the same totals', () => {
   const specs = [];
   for (let i = 0; i < 10 * STEP_ENTRIES; i++) {
     specs.push(i % 5 === 0 ? { stack: [builtin('Node.js'), builtin('Garbage Collection')], n: 1 } : { stack: [...ROOT, js(`handle${i % 7}`)], n: 1 });
@@ -132,7 +131,7 @@ void test('gcTotals in steps: a large window yields between slices and ends with
   const wall = wallProfile(specs);
   const { yields, value } = drainSteps(gcTotalsSteps(wall));
   assert.ok(yields >= 9, `yielded ${yields} times for ${specs.length} samples`);
-  assert.deepEqual(value, gcTotals(wall));
+  assert.deepEqual(value, runSync(gcTotalsSteps(wall)));
   assert.equal(value.samples, (10 * STEP_ENTRIES) / 5);
 });
 

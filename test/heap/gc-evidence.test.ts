@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { time } from '@datadog/pprof';
 import { FRAME_GARBAGE_COLLECTION } from '../../src/core/index.js';
-import { gcTotals } from '../../src/heap/index.js';
+import { gcTotalsSteps } from '../../src/heap/index.js';
+import { runSync } from '../../src/core/slices.js';
 import { labelOf, stackNames } from './profile-helpers.js';
 
 // The evidence `profiler.gc.time_ns` is computed from: GC samples in the wall
@@ -65,7 +66,7 @@ void test('a span forcing allocations and GC gets GC samples; a span on small in
   assert.ok(b.gc * 10 <= a.gc, `integer span vs allocating span: ${report}`);
 
   // The window total counts the same samples.
-  const totals = gcTotals(wall);
+  const totals = runSync(gcTotalsSteps(wall));
   const gcAll = [...perSpan.values()].reduce((x, e) => x + e.gc, 0);
   assert.equal(totals.samples, gcAll);
   assert.ok(totals.wallNs > 0);

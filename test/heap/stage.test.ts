@@ -4,6 +4,7 @@ import { Problems } from '../../src/config/env.js';
 import { resolveHeapConfig } from '../../src/config/heap.js';
 import { Diagnostics } from '../../src/core/index.js';
 import { HeapStage } from '../../src/heap/index.js';
+import { runSync } from '../../src/core/slices.js';
 import { labelOf } from './profile-helpers.js';
 import { HEAVY_OP, startTracedService } from './traced-service.js';
 
@@ -21,10 +22,10 @@ void test('HeapStage fills a real window: heap profile, labels, operations and G
   const service = await startTracedService(1000);
   try {
     await service.drive(5, 2);
-    stage.fill(service.rotate()); // warm-up window
+    runSync(stage.fillSteps(service.rotate())); // warm-up window
     await service.drive(30, 4);
     const window = service.rotate();
-    stage.fill(window);
+    runSync(stage.fillSteps(window));
     assert.ok(window.heap);
     assert.equal(window.attributes['profiler.heap.kind'], stage.sampler.kind);
     assert.equal(window.attributes['profiler.heap.interval_bytes'], 64 * 1024);
