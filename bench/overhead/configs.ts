@@ -351,6 +351,28 @@ export const CONFIGS: readonly BenchConfig[] = [
     byDefault: false,
   },
   {
+    // What an async_hooks `before` hook costs by itself (hooks mode, the
+    // only context mode on Node 20): the traced control plus an empty hook,
+    // and plus a hook that reads the OTel active span in every callback, as
+    // spanfuse's hooks binder does. No profiler.
+    name: 'control-before-hook',
+    description: 'the OTel-traced control plus an empty async_hooks before hook',
+    profiler: 'none',
+    tracing: 'otel-basic',
+    labels: 'none',
+    env: { BENCH_BEFORE_HOOK: 'empty' },
+    byDefault: false,
+  },
+  {
+    name: 'control-before-hook-span',
+    description: 'the OTel-traced control plus an async_hooks before hook that reads the active span in every callback',
+    profiler: 'none',
+    tracing: 'otel-basic',
+    labels: 'none',
+    env: { BENCH_BEFORE_HOOK: 'span' },
+    byDefault: false,
+  },
+  {
     name: 'pprof-contexts-unlabelled',
     description: 'pprof-contexts without the per-request context: the sampler in context mode with no context ever entered',
     profiler: 'pprof',

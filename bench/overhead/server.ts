@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   const early = spec.appTracingFirst ? await setupTracing(spec) : undefined;
   const profiler = await startProfiler(spec);
   const tracing = early ?? (await setupTracing(spec));
+  await beforeHook(process.env['BENCH_BEFORE_HOOK']);
   const work = await import('./work.js');
   const http = await import('node:http');
   const path = await import('node:path');
@@ -248,3 +249,25 @@ function threadCpuClock(load: NodeJS.Require): () => number {
     return Number(buf.readBigInt64LE(0)) * 1e9 + Number(buf.readBigInt64LE(8));
   };
 }
+
+/**
+ * `control-before-hook*`: an async_hooks `before` hook on top of the
+ * control's tracing, empty or reading the active span (what a hooks-mode
+ * binder does in every callback), to price the hook apart from spanfuse.
+ */
+async function beforeHook(kind: string | undefined): Promise<void> {
+  if (kind === undefined) return;
+  const { createHook } = await import('node:async_hooks');
+  if (kind === 'empty') {
+    createHook({ before: () => undefined }).enable();
+    return;
+  }
+  const api = await import('@opentelemetry/api');
+  let last: unknown;
+  createHook({
+    before: () => {
+      last = api.trace.getSpan(api.context.active()) ?? last;
+    },
+  }).enable();
+}
+
