@@ -20,7 +20,7 @@ import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
 import { selfTimeTotals } from './core/self-time.js';
 import type { SelfTime } from './core/self-time.js';
-import { runSliced, runSync, sliceRunning } from './core/slices.js';
+import { runSliced, runSync, sliceRunning, staged } from './core/slices.js';
 import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
@@ -594,7 +594,7 @@ export class Spanfuse {
   *#windowSteps(raw: RawWindow): Steps<WindowProfile | undefined> {
     let w: WindowProfile;
     try {
-      w = yield* this.#sampler.windowSteps(raw);
+      w = yield* staged('assemble', this.#sampler.windowSteps(raw));
     } catch (err) {
       this.#diag.error('sampler.collect', err);
       return undefined;
@@ -607,7 +607,7 @@ export class Spanfuse {
     }
     this.#windows++;
     try {
-      yield* this.#countSteps(w);
+      yield* staged('count', this.#countSteps(w));
     } catch (err) {
       this.#diag.error('sampler.count', err);
     }
@@ -619,7 +619,7 @@ export class Spanfuse {
   *#fillSteps(w: WindowProfile): Steps<void> {
     try {
       if (this.#runtime !== undefined) {
-        const r = yield* this.#runtime.collectWindowSteps(w.startUnixNs, w.endUnixNs);
+        const r = yield* staged('runtime', this.#runtime.collectWindowSteps(w.startUnixNs, w.endUnixNs));
         Object.assign(w.attributes, r.attributes);
         if (r.offCpu !== undefined) w.offCpu = r.offCpu as unknown as NonNullable<WindowProfile['offCpu']>;
       }
@@ -637,24 +637,23 @@ export class Spanfuse {
     if (self.passesMs > 0) w.attributes[ATTR_SELF_PASSES_MS] = round1(self.passesMs - mark.passesMs);
     this.#selfMark = self;
     yield;
-    if (this.#heap !== undefined) yield* this.#heap.fillSteps(w);
-    else yield* addGcTotalsSteps(w, this.#diag);
+    yield* staged('heap', this.#heap !== undefined ? this.#heap.fillSteps(w) : addGcTotalsSteps(w, this.#diag));
     yield;
     try {
-      yield* this.#contextLoss.fillSteps(w);
+      yield* staged('context_loss', this.#contextLoss.fillSteps(w));
     } catch (err) {
       this.#diag.error('context_loss.window', err);
     }
     yield;
     for (const t of this.#tails) {
       try {
-        yield* t.windowClosedSteps(w);
+        yield* staged('tail', t.windowClosedSteps(w));
       } catch (err) {
         this.#diag.error('tail.window', err);
       }
     }
     try {
-      yield* labelTailSteps(w);
+      yield* staged('tail', labelTailSteps(w));
     } catch (err) {
       this.#diag.error('tail.label', err);
     }

@@ -48,6 +48,8 @@ export interface ServerReport {
   readonly profilerStats?: unknown;
   /** spanfuse's own periodic work inside the measured window (ms; `stats().selfTime`, all kinds). */
   readonly selfMs?: number;
+  /** The same work's sliced part by stage (ms; `stats().selfTime.stagesMs`), where reported. */
+  readonly selfStagesMs?: Readonly<Record<string, number>>;
   /**
    * The main thread's CPU inside the service's fixed work (the kernel calls)
    * in the measured window, µs, estimated from every 8th call timed with the

@@ -48,6 +48,8 @@ export interface Row {
   readonly memoryParts: Record<MemoryPart, Spread | null>;
   /** spanfuse's own periodic work per request (µs), where the profiler reports it. */
   readonly selfWork: Spread | null;
+  /** Its sliced part by stage (µs per request), where reported. */
+  readonly selfStages: Readonly<Record<string, Spread | null>> | null;
   /** CPU outside and inside the fixed work, where the runtime lets the server measure it. */
   readonly fixedWork: FixedWorkRow | null;
 }
@@ -113,6 +115,7 @@ export function aggregate(
         exportsInWindow: spread(ok.map((r) => r.exportsInWindow ?? Number.NaN)),
         memoryParts,
         selfWork: spread(ok.map((r) => r.selfWorkPerRequestMicros ?? Number.NaN)),
+        selfStages: stageSpreads(ok),
         fixedWork: fixedWorkRow(ok, control),
       });
     }
@@ -255,6 +258,17 @@ export function markdown(h: Header, rows: readonly Row[]): string {
     );
     for (const r of withSelf) out.push(`| ${r.runtime} | ${r.config} | ${absCell(r.selfWork, 2, 'µs')} |`);
   }
+  const withStages = rows.filter((r) => r.selfStages !== null);
+  if (withStages.length > 0) {
+    const stages = [...new Set(withStages.flatMap((r) => Object.keys(r.selfStages ?? {})))].sort();
+    section(
+      out,
+      "spanfuse's own periodic work by stage",
+      'The window work above (its sliced part) by stage, from `stats().selfTime.stagesMs`, µs per request: median (min–max) over rounds. Stops, thread-state passes and what no stage claims (file writes, queueing) are not in these columns.',
+      ['runtime', 'configuration', ...stages],
+    );
+    for (const r of withStages) out.push(`| ${r.runtime} | ${r.config} | ${stages.map((k) => absCell(r.selfStages?.[k] ?? null, 2, '')).join(' | ')} |`);
+  }
   const withFixed = rows.filter((r) => r.fixedWork !== null);
   if (withFixed.length > 0) {
     section(
@@ -351,3 +365,14 @@ export function soakMarkdown(h: Header, rows: readonly SoakRow[]): string {
   }
   return out.join('\n') + '\n';
 }
+
+/** Per stage, the spread over rounds of its µs per request; null when no round reported stages. */
+function stageSpreads(ok: readonly RunResult[]): Record<string, Spread | null> | null {
+  const withStages = ok.filter((r) => r.selfStagesPerRequestMicros !== undefined);
+  if (withStages.length === 0) return null;
+  const keys = new Set(withStages.flatMap((r) => Object.keys(r.selfStagesPerRequestMicros ?? {})));
+  const out: Record<string, Spread | null> = {};
+  for (const k of keys) out[k] = spread(withStages.map((r) => r.selfStagesPerRequestMicros?.[k] ?? 0));
+  return out;
+}
+

@@ -34,6 +34,8 @@ export interface RunResult {
   readonly heapUsedMb?: number;
   /** spanfuse's own periodic work per request (µs of its thread; `stats().selfTime`), where it reports it. */
   readonly selfWorkPerRequestMicros?: number;
+  /** Its sliced part by stage, µs per request (`stats().selfTime.stagesMs`). */
+  readonly selfStagesPerRequestMicros?: Readonly<Record<string, number>>;
   /** The main thread's CPU inside the fixed work per request (µs), where measured. */
   readonly fixedCpuPerRequestMicros?: number;
   /** The process's CPU outside the fixed work per request (µs): CPU per request minus the above. */
@@ -135,6 +137,9 @@ export async function runOne(
       rssMb: mean(mem.map((m) => m.rss)) / 2 ** 20,
       heapUsedMb: mean(mem.map((m) => m.heapUsed)) / 2 ** 20,
       ...(report.selfMs !== undefined && report.requests > 0 ? { selfWorkPerRequestMicros: (report.selfMs * 1000) / report.requests } : {}),
+      ...(report.selfStagesMs !== undefined && report.requests > 0
+        ? { selfStagesPerRequestMicros: Object.fromEntries(Object.entries(report.selfStagesMs).map(([k, ms]) => [k, (ms * 1000) / report.requests])) }
+        : {}),
       ...(report.fixedCpuMicros !== undefined && report.requests > 0
         ? {
             fixedCpuPerRequestMicros: report.fixedCpuMicros / report.requests,

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
 
   let markCpu = process.cpuUsage();
   let markSelf: number | undefined;
+  let markStages: Record<string, number> | undefined;
   let markNs = process.hrtime.bigint();
   const memory: MemorySample[] = [];
   let memTimer: NodeJS.Timeout | undefined;
@@ -113,7 +114,11 @@ async function main(): Promise<void> {
         memory.length = 0;
         markNs = process.hrtime.bigint();
         markCpu = process.cpuUsage();
-        markSelf = selfMsIn(statsOf(profiler));
+        {
+          const atMark = statsOf(profiler);
+          markSelf = selfMsIn(atMark);
+          markStages = stagesIn(atMark);
+        }
         meter?.reset();
         measuring = true;
         memTimer = setInterval(() => {
@@ -135,6 +140,7 @@ async function main(): Promise<void> {
           type: 'report',
           report: {
             ...(self !== undefined && markSelf !== undefined ? { selfMs: self - markSelf } : {}),
+            ...stagesSince(markStages, stagesIn(profilerStats)),
             ...(meter === undefined ? {} : { fixedCpuMicros: meter.estimateMicros() }),
             wallMs,
             cpuUserMicros: cpu.user,
@@ -230,6 +236,25 @@ function selfMsIn(stats: unknown): number | undefined {
   let ms = 0;
   for (const v of Object.values(t)) if (typeof v === 'number') ms += v;
   return ms;
+}
+
+/** spanfuse's running totals of its sliced work by stage (ms, `stats().selfTime.stagesMs`), if the stats have them. */
+function stagesIn(stats: unknown): Record<string, number> | undefined {
+  const st = (stats as { selfTime?: { stagesMs?: unknown } } | undefined)?.selfTime?.stagesMs;
+  if (st === undefined || st === null || typeof st !== 'object') return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(st)) if (typeof v === 'number') out[k] = v;
+  return out;
+}
+
+function stagesSince(
+  mark: Record<string, number> | undefined,
+  now: Record<string, number> | undefined,
+): { selfStagesMs?: Record<string, number> } {
+  if (mark === undefined || now === undefined) return {};
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(now)) out[k] = v - (mark[k] ?? 0);
+  return { selfStagesMs: out };
 }
 
 /**

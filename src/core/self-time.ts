@@ -16,11 +16,32 @@ export interface SelfTime {
   readonly slicedMs: number;
   readonly stopsMs: number;
   readonly passesMs: number;
+  /**
+   * The sliced work by stage (ms; see {@link SelfStage}), each stage's own
+   * time, nested stages apart. What no stage claims (writing files, queueing,
+   * the slices' own bookkeeping) is `slicedMs` less their sum.
+   */
+  readonly stagesMs: Readonly<Partial<Record<SelfStage, number>>>;
 }
+
+/**
+ * Parts of the sliced work: `assemble` (a window's labelled profile from its
+ * native stops), `pack` (a stop inside a window packed while it waits),
+ * `runtime` (thread states, kernel counters), `heap` (the heap profile and
+ * the GC totals), `context_loss`, `tail` (tail spans' figures and labels),
+ * `count` (the window's sample counts), `scrub`, `encode` (pprof and OTLP).
+ */
+export type SelfStage = 'assemble' | 'pack' | 'runtime' | 'heap' | 'context_loss' | 'tail' | 'count' | 'scrub' | 'encode';
 
 let slicedMs = 0;
 let stopsMs = 0;
 let passesMs = 0;
+const stagesMs: Partial<Record<SelfStage, number>> = {};
+
+/** Add `ms` of sliced work to `stage` (see `staged` in slices.ts). */
+export function addStageTime(stage: SelfStage, ms: number): void {
+  stagesMs[stage] = (stagesMs[stage] ?? 0) + ms;
+}
 
 export type SelfWork = 'sliced' | 'stops' | 'passes';
 
@@ -42,5 +63,5 @@ export function timedSelf<T>(kind: SelfWork, fn: () => T): T {
 }
 
 export function selfTimeTotals(): SelfTime {
-  return { slicedMs, stopsMs, passesMs };
+  return { slicedMs, stopsMs, passesMs, stagesMs: { ...stagesMs } };
 }

@@ -1,5 +1,5 @@
 import type { Function as PprofFunction, Label, Line, Location, Mapping, Profile, Sample, ValueType } from '../core/pprof.js';
-import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
+import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { ProtoWriter } from './otlp/proto-writer.js';
 
@@ -110,7 +110,7 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
  * between them.
  */
 export function encodePprof(p: Profile, sliceSamples = STEP_ENTRIES): Promise<Uint8Array> {
-  return runSliced(pprofSteps(p, sliceSamples));
+  return runSliced(staged('encode', pprofSteps(p, sliceSamples)));
 }
 
 /** Serialize in one go (for the synchronous exit path only). */

@@ -2,7 +2,7 @@ import type { Profile } from '../core/pprof.js';
 import { Function as PFunction, Label, LazyStringTable, Mapping, Profile as PprofProfile, sampleOf } from '../core/pprof.js';
 import type { Sample, ValueType } from '../core/pprof.js';
 import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
-import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../core/slices.js';
+import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import type { ScrubConfig } from './scrub-config.js';
 import { PathScrubber } from './scrub-paths.js';
@@ -65,7 +65,7 @@ export class Scrubber {
    * (`runSliced`), so a large window never blocks the host for long.
    */
   scrubAsync(window: WindowProfile, sliceSamples = STEP_ENTRIES): Promise<WindowProfile> {
-    return runSliced(this.#scrubSteps(window, sliceSamples));
+    return runSliced(staged('scrub', this.#scrubSteps(window, sliceSamples)));
   }
 
   *#scrubSteps(window: WindowProfile, slice: number): Steps<WindowProfile> {

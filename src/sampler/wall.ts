@@ -4,7 +4,7 @@ import type { ContextMode, WindowProfile } from '../core/window.js';
 import { withoutStringBytes } from '../core/pprof.js';
 import { withSwapped } from '../core/swap.js';
 import { timedSelf } from '../core/self-time.js';
-import { runSliced, runSync } from '../core/slices.js';
+import { runSliced, runSync, staged } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
 import { assembleSteps, chunkCapture, packSteps, profileChunk } from './assemble.js';
@@ -252,7 +252,7 @@ export class WallSampler {
     this.#chunks.push(chunk);
     // A packing that fails leaves the chunk as the stop made it, which the
     // window's build reads as well.
-    runSliced(packSteps(chunk)).catch(() => undefined);
+    runSliced(staged('pack', packSteps(chunk))).catch(() => undefined);
   }
 
   #stopChunks(): void {

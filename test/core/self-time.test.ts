@@ -48,6 +48,13 @@ void test("each window says how long spanfuse's own periodic work took on its th
   // Thread-state passes on this thread (the default host, where /proc allows them) are timed; elsewhere none are.
   if (passesHere) assert.ok(self.passesMs > 0, JSON.stringify(self));
   else assert.equal(self.passesMs, 0);
+  // The sliced work by stage: every window is assembled, scrubbed and
+  // encoded; the stages' own times add up to no more than the sliced total.
+  for (const stage of ['assemble', 'scrub', 'encode'] as const) {
+    assert.ok((self.stagesMs[stage] ?? 0) > 0, `${stage}: ${JSON.stringify(self)}`);
+  }
+  const staged = Object.values(self.stagesMs).reduce((a, b) => a + b, 0);
+  assert.ok(staged <= self.slicedMs + 0.5, `stages ${staged} ms > sliced ${self.slicedMs} ms`);
 
   // One set of figures per window: a window's profiles (one per sample type) share them.
   const byWindow = new Map<string, Record<string, number>>();

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSliced } from '../../src/core/slices.js';
+import { runSliced, runSync, staged } from '../../src/core/slices.js';
+import { selfTimeTotals } from '../../src/core/self-time.js';
 
 void test('sliced jobs share one queue: the oldest runs first, one budget per turn, errors reject only their job', async () => {
   const order: string[] = [];
@@ -32,4 +33,54 @@ void test('sliced jobs share one queue: the oldest runs first, one budget per tu
   // A 0 ms budget: one step per turn, so no two steps share a turn.
   const at = order.map((o) => Number(o.split('@')[1]));
   assert.equal(new Set(at).size, at.length, `steps shared a turn: ${order.join(' ')}`);
+});
+
+void test('staged: each stage gets its own time inside slices, nested stages apart; runSync counts nothing; an early close reaches the inner steps', async () => {
+  const busy = (ms: number): void => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  function* work(ms: number, steps: number): Generator<void, number, void> {
+    for (let i = 0; i < steps; i++) {
+      busy(ms);
+      yield;
+    }
+    return steps;
+  }
+  function* outer(): Generator<void, number, void> {
+    busy(2);
+    yield;
+    const inner = yield* staged('scrub', work(10, 3));
+    busy(2);
+    return inner;
+  }
+  const before = selfTimeTotals().stagesMs;
+  assert.equal(await runSliced(staged('encode', outer()), 0), 3);
+  const after = selfTimeTotals().stagesMs;
+  const scrub = (after.scrub ?? 0) - (before.scrub ?? 0);
+  const encode = (after.encode ?? 0) - (before.encode ?? 0);
+  // Wall clock: at least the busy time; preemption can only add.
+  assert.ok(scrub >= 30, `scrub ${scrub} ms`);
+  assert.ok(encode >= 4, `encode ${encode} ms`);
+  // Counted in the outer stage too, encode would be at least 34 ms.
+  assert.ok(encode < 30, `the nested stage's time is not also the outer one's: encode ${encode}, scrub ${scrub}`);
+
+  // The exit path (runSync) is not sliced work.
+  const sync0 = selfTimeTotals().stagesMs.tail ?? 0;
+  assert.equal(runSync(staged('tail', work(2, 2))), 2);
+  assert.equal(selfTimeTotals().stagesMs.tail ?? 0, sync0);
+
+  let cleaned = false;
+  function* withCleanup(): Generator<void, void, void> {
+    try {
+      yield;
+      yield;
+    } finally {
+      cleaned = true;
+    }
+  }
+  const s = staged('pack', withCleanup());
+  s.next();
+  s.return(undefined);
+  assert.ok(cleaned, 'closing the staged steps closed the inner ones');
 });

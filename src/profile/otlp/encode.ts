@@ -1,4 +1,4 @@
-import { runSliced, runSync, stepEvery, STEP_ENTRIES } from '../../core/slices.js';
+import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../../core/slices.js';
 import type { Steps } from '../../core/slices.js';
 import type { AttributeValue, WindowProfile } from '../../core/window.js';
 import { pprofParts } from '../pprof.js';
@@ -38,7 +38,7 @@ export function encodeOtlpRequestAsync(
   options: OtlpEncoderOptions,
   sliceSamples = STEP_ENTRIES,
 ): Promise<Uint8Array> {
-  return runSliced(encodeSteps(window, options, sliceSamples));
+  return runSliced(staged('encode', encodeSteps(window, options, sliceSamples)));
 }
 
 function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice: number): Steps<Uint8Array> {
