@@ -143,12 +143,12 @@ export class FusionMonitor {
         'variables and offers no way to add a span processor (SDK 2.x has no addSpanProcessor). To fuse tails, replace that ' +
         'preload with a setup file preloaded after spanfuse/register: new NodeSDK({ spanProcessors: ' +
         '[current().spanProcessor(new BatchSpanProcessor(new OTLPTraceExporter()))], instrumentations: ' +
-        "[getNodeAutoInstrumentations()] }).start() (README: 'Your own tracer provider')."
+        "[getNodeAutoInstrumentations()] }).start() (README: 'Your own provider')."
       );
     }
     return (
       'Fix: preload spanfuse/register before the OpenTelemetry setup and wrap the processor that exports your spans: ' +
-      "spanProcessors: [current().spanProcessor(new BatchSpanProcessor(exporter))] (README: 'Your own tracer provider')."
+      "spanProcessors: [current().spanProcessor(new BatchSpanProcessor(exporter))] (README: 'Your own provider')."
     );
   }
 }
