@@ -375,4 +375,3 @@ function stageSpreads(ok: readonly RunResult[]): Record<string, Spread | null> |
   for (const k of keys) out[k] = spread(withStages.map((r) => r.selfStagesPerRequestMicros?.[k] ?? 0));
   return out;
 }
-

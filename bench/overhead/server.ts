@@ -295,4 +295,3 @@ async function beforeHook(kind: string | undefined): Promise<void> {
     },
   }).enable();
 }
-

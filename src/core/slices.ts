@@ -144,4 +144,3 @@ export function* staged<T>(stage: SelfStage, steps: Steps<T>): Steps<T> {
     if (!done) steps.return(undefined as T);
   }
 }
-
