@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Profile } from '../core/pprof.js';
+import { sampleTypeIndex } from '../core/profile-index.js';
 import { parseWindowFileName } from '../export/index.js';
 import { adjustedCountOf, readSpanFileObjects } from '../debug/index.js';
 import { formatUnattributed, UnattributedReader } from './summary-unattributed.js';
@@ -68,9 +69,8 @@ export function summarize(dir: string, opts: { top?: number; sinceMs?: number } 
     read.push(f);
     unattributed.add(p);
     const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
-    const types = p.sampleType.map((t) => str(t.type));
-    const iCount = types.indexOf('sample');
-    const iCpu = types.indexOf('cpu');
+    const iCount = sampleTypeIndex(p, 'sample');
+    const iCpu = sampleTypeIndex(p, 'cpu');
     for (const s of p.sample) {
       const n = Number(s.value[iCount] ?? 0);
       const cpu = iCpu >= 0 ? Number(s.value[iCpu] ?? 0) : 0;
