@@ -22,6 +22,19 @@ export interface SelfTime {
    * the slices' own bookkeeping) is `slicedMs` less their sum.
    */
   readonly stagesMs: Readonly<Partial<Record<SelfStage, number>>>;
+  /**
+   * The longest single block of each kind so far (ms): one slice (one
+   * event-loop turn of window work), one native stop, one pass. These are
+   * the longest times spanfuse's periodic work held this thread's event
+   * loop at once (a garbage collection that lands inside a block is in it).
+   */
+  readonly longestMs: Readonly<Record<SelfWork, number>>;
+  /**
+   * The longest single step of each stage so far (ms, its own time, nested
+   * stages apart): a step longer than the slice budget makes its slice
+   * overrun it.
+   */
+  readonly stagesLongestStepMs: Readonly<Partial<Record<SelfStage, number>>>;
 }
 
 /**
@@ -37,19 +50,23 @@ let slicedMs = 0;
 let stopsMs = 0;
 let passesMs = 0;
 const stagesMs: Partial<Record<SelfStage, number>> = {};
+const longestMs: Record<SelfWork, number> = { sliced: 0, stops: 0, passes: 0 };
+const stagesLongestStepMs: Partial<Record<SelfStage, number>> = {};
 
-/** Add `ms` of sliced work to `stage` (see `staged` in slices.ts). */
+/** Add `ms`, one step's own time, to `stage` (see `staged` in slices.ts). */
 export function addStageTime(stage: SelfStage, ms: number): void {
   stagesMs[stage] = (stagesMs[stage] ?? 0) + ms;
+  if (ms > (stagesLongestStepMs[stage] ?? 0)) stagesLongestStepMs[stage] = ms;
 }
 
 export type SelfWork = 'sliced' | 'stops' | 'passes';
 
-/** Add `ms` of `kind`. */
+/** Add `ms`, one block of `kind` (a slice, a stop, a pass). */
 export function addSelfTime(kind: SelfWork, ms: number): void {
   if (kind === 'sliced') slicedMs += ms;
   else if (kind === 'stops') stopsMs += ms;
   else passesMs += ms;
+  if (ms > longestMs[kind]) longestMs[kind] = ms;
 }
 
 /** Run `fn` and add its time to `kind`. */
@@ -63,5 +80,5 @@ export function timedSelf<T>(kind: SelfWork, fn: () => T): T {
 }
 
 export function selfTimeTotals(): SelfTime {
-  return { slicedMs, stopsMs, passesMs, stagesMs: { ...stagesMs } };
+  return { slicedMs, stopsMs, passesMs, stagesMs: { ...stagesMs }, longestMs: { ...longestMs }, stagesLongestStepMs: { ...stagesLongestStepMs } };
 }

@@ -55,6 +55,15 @@ void test("each window says how long spanfuse's own periodic work took on its th
   }
   const staged = Object.values(self.stagesMs).reduce((a, b) => a + b, 0);
   assert.ok(staged <= self.slicedMs + 0.5, `stages ${staged} ms > sliced ${self.slicedMs} ms`);
+  // The longest single blocks: one slice and one stop, each no longer than
+  // all of its kind together; the longest step of a stage likewise.
+  assert.ok(self.longestMs.sliced > 0 && self.longestMs.sliced <= self.slicedMs, JSON.stringify(self));
+  assert.ok(self.longestMs.stops > 0 && self.longestMs.stops <= self.stopsMs, JSON.stringify(self));
+  if (passesHere) assert.ok(self.longestMs.passes > 0 && self.longestMs.passes <= self.passesMs, JSON.stringify(self));
+  for (const stage of ['assemble', 'scrub', 'encode'] as const) {
+    const longest = self.stagesLongestStepMs[stage] ?? 0;
+    assert.ok(longest > 0 && longest <= (self.stagesMs[stage] ?? 0), `${stage}: ${JSON.stringify(self)}`);
+  }
 
   // One set of figures per window: a window's profiles (one per sample type) share them.
   const byWindow = new Map<string, Record<string, number>>();
