@@ -35,6 +35,45 @@ void test('sliced jobs share one queue: the oldest runs first, one budget per tu
   assert.equal(new Set(at).size, at.length, `steps shared a turn: ${order.join(' ')}`);
 });
 
+void test('a slice ends before a step that would likely overrun the budget: only its first step may', async () => {
+  let turns = 0;
+  let ticking = true;
+  const tick = (): void => {
+    turns++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const busy = (ms: number): void => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  const at: number[] = [];
+  // Steps of 6 ms against a 10 ms budget: without the guess from the
+  // previous step, two would share a turn (a 12 ms slice).
+  function* heavy(): Generator<void, void, void> {
+    for (let i = 0; i < 4; i++) {
+      at.push(turns);
+      busy(6);
+      yield;
+    }
+  }
+  // Steps of ~0 ms: many share a turn.
+  const light: number[] = [];
+  function* many(): Generator<void, void, void> {
+    for (let i = 0; i < 50; i++) {
+      light.push(turns);
+      yield;
+    }
+  }
+  await runSliced(heavy(), 10);
+  await runSliced(many(), 10);
+  ticking = false;
+  assert.equal(new Set(at).size, at.length, `heavy steps shared a turn: ${at.join(' ')}`);
+  assert.ok(new Set(light).size < light.length / 2, `light steps: ${light.join(' ')}`);
+  // The longest slice is on record (each heavy step took at least 6 ms).
+  assert.ok(selfTimeTotals().longestMs.sliced >= 6, JSON.stringify(selfTimeTotals().longestMs));
+});
+
 void test('staged: each stage gets its own time inside slices, nested stages apart; runSync counts nothing; an early close reaches the inner steps', async () => {
   const busy = (ms: number): void => {
     const end = performance.now() + ms;
@@ -64,6 +103,11 @@ void test('staged: each stage gets its own time inside slices, nested stages apa
   assert.ok(encode >= 4, `encode ${encode} ms`);
   // Counted in the outer stage too, encode would be at least 34 ms.
   assert.ok(encode < 30, `the nested stage's time is not also the outer one's: encode ${encode}, scrub ${scrub}`);
+  // The longest single step of each: scrub's steps took 10 ms each; encode's
+  // own steps 2 ms (its step around the nested stage is the nested stage's).
+  const longest = selfTimeTotals().stagesLongestStepMs;
+  assert.ok((longest.scrub ?? 0) >= 10, JSON.stringify(longest));
+  assert.ok((longest.encode ?? 0) >= 2 && (longest.encode ?? 0) < 10, JSON.stringify(longest));
 
   // The exit path (runSync) is not sliced work.
   const sync0 = selfTimeTotals().stagesMs.tail ?? 0;
