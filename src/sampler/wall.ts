@@ -44,10 +44,15 @@ export interface WallSamplerOptions {
  * about 2 ms plus 2-4 µs of main-thread CPU per sample (native profile to JS,
  * then @datadog/pprof's serializer with one index label per sample; measured
  * with `process.threadCpuUsage()` around `time.stop`: ~700-1,000 samples
- * took 3-4.5 ms), so 600 keeps a stop near 2-3 ms. At the defaults (10 ms,
- * 10 s windows: at most ~1,000 samples) a window is two chunks.
+ * took 3-4.5 ms). Under the event-loop bench's span load, stops of ~490
+ * samples (600 at most) took 1.9-3.3 ms and stops of ~245 (300 at most)
+ * 1.2-2.6 ms, so 300 keeps a stop, plus the app's own work between two
+ * turns, under 5 ms, for twice the stops (about 1 ms of CPU more per 2.5 s;
+ * no difference measurable in the overhead bench). A process's first stop,
+ * on cold code, takes ~4.5 ms whatever its size. At the defaults (10 ms, 10
+ * s windows: at most ~1,000 samples) a window is four chunks.
  */
-export const DEFAULT_CHUNK_SAMPLES = 600;
+export const DEFAULT_CHUNK_SAMPLES = 300;
 
 /** When the first native stop comes, at most (ms after start; see `start`). */
 const FIRST_CHUNK_MS = 1000;
@@ -103,8 +108,8 @@ export class WallSampler {
   /**
    * Time between two stops inside a window (ms), or undefined for one stop
    * per window: the window cut into equal parts of at most `chunkSamples`
-   * samples (at the defaults, 10 s windows of ~1,000 samples: one stop in
-   * the middle, two stops of ~500 samples per window).
+   * samples (at the defaults, 10 s windows of ~1,000 samples: a stop every
+   * 2.5 s, four stops of ~250 samples per window).
    */
   get chunkMs(): number | undefined {
     const windowMs = this.#opts.windowMs;
