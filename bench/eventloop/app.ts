@@ -89,7 +89,14 @@ async function main(): Promise<void> {
   const gaps: number[] = [];
   const cpuGaps: number[] = [];
   const bigGaps: { atMs: number; gapMs: number; cpuMs: number }[] = [];
+  // Gaps after the start-up (the first EL_STEADY_MS): V8 sizes its young
+  // generation and compiles the hot code then, in the control too.
+  const steadyMs = Number(env['EL_STEADY_MS'] ?? 5000);
+  let maxCpuGapSteady = 0;
   const t0 = performance.now();
+  // The start on the monotonic clock V8's CPU profiler stamps its samples
+  // with (µs), so a gap can be found in a `--cpu-prof` profile of the run.
+  const t0MonotonicUs = Number(process.hrtime.bigint() / 1000n);
   let last = t0;
   let lastCpu = threadCpuMs();
   const timer = setInterval(() => {
@@ -102,6 +109,7 @@ async function main(): Promise<void> {
     gaps.push(gap);
     cpuGaps.push(cpuGap);
     if (gap > 5) bigGaps.push({ atMs: Math.round(now - t0), gapMs: round1(gap), cpuMs: round1(cpuGap) });
+    if (now - t0 >= steadyMs && cpuGap > maxCpuGapSteady) maxCpuGapSteady = cpuGap;
   }, 1);
 
   const memory: {
@@ -162,6 +170,7 @@ async function main(): Promise<void> {
   const q = (p: number, xs = gaps): number => round1(xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0);
   const out = {
     tracing,
+    t0MonotonicUs,
     spans,
     spansPerSecond: Math.round(spans / (elapsed / 1000)),
     sink: sink & 1,
@@ -171,6 +180,8 @@ async function main(): Promise<void> {
     maxCpuGapMs: round1(cpuGaps[cpuGaps.length - 1] ?? 0),
     p99CpuGapMs: q(0.99, cpuGaps),
     p999CpuGapMs: q(0.999, cpuGaps),
+    steadyMs,
+    maxCpuGapSteadyMs: round1(maxCpuGapSteady),
     threadCpu: hasThreadCpu,
     bigGaps: bigGaps.sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 20),
     gapsOver5Ms: bigGaps.length,
@@ -179,12 +190,20 @@ async function main(): Promise<void> {
     cpuMs: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
     /** Process CPU per span after the warm-up (µs). */
     cpuUsPerSpanAfterWarmup: round1(cpuSince(cpuAtWarm) / Math.max(1, spans - spansAtWarm)),
+    /** The preloaded spanfuse's `stats().selfTime` (its longest blocks among them), when it runs. */
+    selfTime: spanfuseSelfTime(),
   };
   // A pipe's writes are asynchronous and process.exit() drops what is still
   // queued: a 10-minute run's line (~220 KB) was cut short. Exit once written.
   await new Promise<void>((done) => process.stdout.write(JSON.stringify(out) + '\n', () => done()));
 }
 
+
+/** `stats().selfTime` of the spanfuse running in this thread (found the way `current()` finds it), if any. */
+function spanfuseSelfTime(): unknown {
+  const running = (globalThis as Record<symbol, { stats(): { selfTime?: unknown } } | undefined>)[Symbol.for('spanfuse.active')];
+  return running?.stats().selfTime;
+}
 
 function cpuSince(from: NodeJS.CpuUsage): number {
   const d = process.cpuUsage(from);

@@ -29,6 +29,12 @@ interface Result {
   p999CpuGapMs: number;
   gapsOver5Ms: number;
   cpuGapsOver5Ms: number;
+  steadyMs?: number;
+  maxCpuGapSteadyMs?: number;
+  selfTime?: {
+    longestMs?: Record<string, number>;
+    stagesLongestStepMs?: Record<string, number>;
+  };
   bigGaps: { atMs: number; gapMs: number; cpuMs: number }[];
   memory: { atMs: number; rssMb: number; heapMb: number; heapTotalMb: number; externalMb: number; spaces: Record<string, number> }[];
   cpuMs: number;
@@ -65,6 +71,37 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
 const r1 = (x: number): number => Math.round(x * 10) / 10;
+const spread = (xs: number[]): string => `${r1(median(xs))} (${r1(Math.min(...xs))}-${r1(Math.max(...xs))})`;
+
+/**
+ * spanfuse's own figures of its longest blocks (`stats().selfTime`): the
+ * longest slice of window work, native stop and thread-state pass, and the
+ * longest single step of each stage, medians (min-max) over rounds.
+ */
+function longestBlocks(results: Map<string, Result[]>): string[] {
+  const rows: string[] = [];
+  const stages = new Set<string>();
+  for (const rs of results.values()) for (const x of rs) for (const k of Object.keys(x.selfTime?.stagesLongestStepMs ?? {})) stages.add(k);
+  const stageList = [...stages].sort();
+  for (const [name, rs] of results) {
+    const own = rs.filter((x) => x.selfTime?.longestMs !== undefined);
+    if (own.length === 0) continue;
+    const of = (f: (x: Result) => number | undefined): string => spread(own.map((x) => f(x) ?? 0));
+    rows.push(
+      `| ${name} | ${of((x) => x.selfTime?.longestMs?.['sliced'])} | ${of((x) => x.selfTime?.longestMs?.['stops'])} | ${of((x) => x.selfTime?.longestMs?.['passes'])} | ` +
+        stageList.map((s) => of((x) => x.selfTime?.stagesLongestStepMs?.[s])).join(' | ') +
+        ' |',
+    );
+  }
+  if (rows.length === 0) return [];
+  return [
+    '',
+    "spanfuse's longest blocks of its own periodic work (`stats().selfTime.longestMs`, `stagesLongestStepMs`), ms:",
+    `| configuration | slice | native stop | thread-state pass | ${stageList.map((s) => `step of ${s}`).join(' | ')} |`,
+    `|---|---|---|---|${stageList.map(() => '---|').join('')}`,
+    ...rows,
+  ];
+}
 
 async function main(): Promise<void> {
   const results = new Map<string, Result[]>(configs.map((c) => [c.name, []]));
@@ -85,8 +122,9 @@ async function main(): Promise<void> {
     `eventloop bench: ${rounds} interleaved rounds of ${seconds} s, ${nodeBin}`,
     'Gap: time between two 1 ms ticks. Own CPU: the main thread\'s CPU time inside that gap (a block by this process;',
     'the rest of a gap is waiting for a core on a shared machine). Medians over rounds, (min-max).',
-    '| configuration | spans/s | largest gap ms | p99 gap ms | largest own-CPU gap ms | p99 / p99.9 own-CPU gap ms | own-CPU gaps > 5 ms | RSS start -> end MB | V8 heap committed / new space at end MB |',
-    '|---|---|---|---|---|---|---|---|---|',
+    `After start-up: from ${String(results.values().next().value?.[0]?.steadyMs ?? 5000)} ms on (V8 sizes its young generation and compiles the hot code before, in the control too).`,
+    '| configuration | spans/s | largest gap ms | p99 gap ms | largest own-CPU gap ms | after start-up | p99 / p99.9 own-CPU gap ms | own-CPU gaps > 5 ms | RSS start -> end MB | V8 heap committed / new space at end MB |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const c of configs) {
     const rs = results.get(c.name) ?? [];
@@ -97,12 +135,14 @@ async function main(): Promise<void> {
     lines.push(
       `| ${c.name} | ${median(rs.map((x) => x.spansPerSecond))} | ${r1(median(max))} (${Math.min(...max)}-${Math.max(...max)}) | ` +
         `${r1(median(rs.map((x) => x.p99GapMs)))} | ${r1(median(maxCpu))} (${Math.min(...maxCpu)}-${Math.max(...maxCpu)}) | ` +
+        `${spread(rs.map((x) => x.maxCpuGapSteadyMs ?? Number.NaN))} | ` +
         `${r1(median(rs.map((x) => x.p99CpuGapMs)))} / ${r1(median(rs.map((x) => x.p999CpuGapMs)))} | ` +
         `${median(rs.map((x) => x.cpuGapsOver5Ms))} | ${r1(median(first))} -> ${r1(median(last))} | ` +
         `${r1(median(rs.map((x) => x.memory[x.memory.length - 1]?.heapTotalMb ?? 0)))} / ` +
         `${r1(median(rs.map((x) => x.memory[x.memory.length - 1]?.spaces['new_space'] ?? 0)))} |`,
     );
   }
+  lines.push(...longestBlocks(results));
   process.stdout.write(lines.join('\n') + '\n');
   if (jsonOut !== '') writeFileSync(jsonOut, JSON.stringify({ rounds, seconds, nodeBin, results: Object.fromEntries(results) }, null, 1));
 }

@@ -21,6 +21,10 @@
  * survival (its promotion), and on the event-loop app (Node 24, 2026-12-04)
  * read about twice these totals (~450 against ~235 KB/s). The inspector
  * session's own messages show up as small entries under `node:inspector`.
+ *
+ * `SURV_SUM_TO_MS=5000` instead sums the survivors of every scavenge from
+ * `SURV_FROM_MS` (0 with it) to that time by stack, and prints the top
+ * `SURV_TOP` once: what a process keeps while V8 sizes its young generation.
  */
 import { Session } from 'node:inspector/promises';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
@@ -42,7 +46,11 @@ interface SamplingProfile {
 
 const env = process.env;
 const num = (k: string, d: number): number => Number(env[k] ?? d);
-const fromMs = num('SURV_FROM_MS', 5000);
+const sumToMs = num('SURV_SUM_TO_MS', 0);
+const fromMs = num('SURV_FROM_MS', sumToMs > 0 ? 0 : 5000);
+const summed = new Map<string, number>();
+let summedTotal = 0;
+let summedScavenges = 0;
 const bigKb = num('SURV_BIG_KB', 250);
 const top = num('SURV_TOP', 10);
 const depth = num('SURV_DEPTH', 5);
@@ -92,6 +100,13 @@ async function afterScavenge(): Promise<void> {
   lastOrdinal = max;
   const at = Date.now() - t0;
   if (at < fromMs) return;
+  if (sumToMs > 0) {
+    if (at > sumToMs) return;
+    summedScavenges++;
+    summedTotal += total;
+    for (const [k, v] of byStack) summed.set(k, (summed.get(k) ?? 0) + v);
+    return;
+  }
   process.stderr.write(`survivors: scavenge at ${at} ms kept ${(total / 1024).toFixed(0)} KB allocated since the one before\n`);
   if (total < bigKb * 1024 || listed++ >= maxListed) return;
   for (const [k, v] of [...byStack].sort((a, b) => b[1] - a[1]).slice(0, top)) {
@@ -110,3 +125,12 @@ const observer = new PerformanceObserver((list) => {
   }
 });
 observer.observe({ entryTypes: ['gc'] });
+
+if (sumToMs > 0) {
+  setTimeout(() => {
+    process.stderr.write(`survivors: ${summedScavenges} scavenges from ${fromMs} to ${sumToMs} ms kept ${(summedTotal / 1024).toFixed(0)} KB in all\n`);
+    for (const [k, v] of [...summed].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      process.stderr.write(`survivors:   ${(v / 1024).toFixed(1).padStart(7)} KB  ${k}\n`);
+    }
+  }, sumToMs + 200).unref();
+}
