@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { runSliced, runSync, staged } from '../../src/core/slices.js';
 import { selfTimeTotals } from '../../src/core/self-time.js';
 
-void test('sliced jobs share one queue: the oldest runs first, one budget per turn, errors reject only their job', async () => {
-  const order: string[] = [];
+/** Counts event-loop turns (one setImmediate per turn) until stopped. */
+function turnCounter(): { readonly now: () => number; readonly stop: () => void } {
   let turns = 0;
   let ticking = true;
   const tick = (): void => {
@@ -12,9 +12,21 @@ void test('sliced jobs share one queue: the oldest runs first, one budget per tu
     if (ticking) setImmediate(tick);
   };
   setImmediate(tick);
+  return { now: () => turns, stop: () => (ticking = false) };
+}
+
+/** Keep the thread busy for `ms`. */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+void test('sliced jobs share one queue: the oldest runs first, one budget per turn, errors reject only their job', async () => {
+  const order: string[] = [];
+  const turns = turnCounter();
   function* job(name: string, steps: number, fail = false): Generator<void, string, void> {
     for (let i = 1; i <= steps; i++) {
-      order.push(`${name}${i}@${turns}`);
+      order.push(`${name}${i}@${turns.now()}`);
       if (fail && i === 2) throw new Error(`${name} failed`);
       yield;
     }
@@ -27,7 +39,7 @@ void test('sliced jobs share one queue: the oldest runs first, one budget per tu
   assert.equal(await a, 'a');
   await assert.rejects(b, /b failed/);
   assert.equal(await c, 'c');
-  ticking = false;
+  turns.stop();
   const names = order.map((o) => o.split('@')[0]);
   assert.deepEqual(names, ['a1', 'a2', 'a3', 'b1', 'b2', 'c1', 'c2']);
   // A 0 ms budget: one step per turn, so no two steps share a turn.
@@ -36,23 +48,13 @@ void test('sliced jobs share one queue: the oldest runs first, one budget per tu
 });
 
 void test('a slice ends before a step that would likely overrun the budget: only its first step may', async () => {
-  let turns = 0;
-  let ticking = true;
-  const tick = (): void => {
-    turns++;
-    if (ticking) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const busy = (ms: number): void => {
-    const end = performance.now() + ms;
-    while (performance.now() < end);
-  };
+  const turns = turnCounter();
   const at: number[] = [];
   // Steps of 6 ms against a 10 ms budget: without the guess from the
   // previous step, two would share a turn (a 12 ms slice).
   function* heavy(): Generator<void, void, void> {
     for (let i = 0; i < 4; i++) {
-      at.push(turns);
+      at.push(turns.now());
       busy(6);
       yield;
     }
@@ -61,13 +63,13 @@ void test('a slice ends before a step that would likely overrun the budget: only
   const light: number[] = [];
   function* many(): Generator<void, void, void> {
     for (let i = 0; i < 50; i++) {
-      light.push(turns);
+      light.push(turns.now());
       yield;
     }
   }
   await runSliced(heavy(), 10);
   await runSliced(many(), 10);
-  ticking = false;
+  turns.stop();
   assert.equal(new Set(at).size, at.length, `heavy steps shared a turn: ${at.join(' ')}`);
   assert.ok(new Set(light).size < light.length / 2, `light steps: ${light.join(' ')}`);
   // The longest slice is on record (each heavy step took at least 6 ms).
@@ -75,10 +77,6 @@ void test('a slice ends before a step that would likely overrun the budget: only
 });
 
 void test('staged: each stage gets its own time inside slices, nested stages apart; runSync counts nothing; an early close reaches the inner steps', async () => {
-  const busy = (ms: number): void => {
-    const end = performance.now() + ms;
-    while (performance.now() < end);
-  };
   function* work(ms: number, steps: number): Generator<void, number, void> {
     for (let i = 0; i < steps; i++) {
       busy(ms);
