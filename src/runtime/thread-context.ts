@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
 import type { SpanContext } from '@opentelemetry/api';
+import { asyncContextFrameHint } from '@datadog/pprof/out/src/async-context-frame.js';
+import { detectContextMode } from '../context/mode.js';
 import { describe } from '../core/diagnostics.js';
 
 /**
@@ -31,16 +33,12 @@ export type ThreadContextSupport =
 export function detectThreadContext(): ThreadContextSupport {
   if (process.platform !== 'linux') return { supported: false, reason: `thread context records are Linux-only (${process.platform})` };
   try {
-    const require = createRequire(import.meta.url);
-    const acf = require('@datadog/pprof/out/src/async-context-frame.js') as {
-      isAsyncContextFrameActive(): boolean;
-      asyncContextFrameHint(): string;
-    };
-    if (!acf.isAsyncContextFrameActive()) {
-      return { supported: false, reason: `AsyncContextFrame is not active: ${acf.asyncContextFrameHint()}` };
+    // The sampler's own detection (context/mode.ts): one answer for both.
+    if (detectContextMode() !== 'async-context-frame') {
+      return { supported: false, reason: `AsyncContextFrame is not active: ${asyncContextFrameHint()}` };
     }
     // The writer's own module, not the package index (see core/dd-pprof.ts).
-    const api = require('@datadog/pprof/out/src/otel-thread-ctx.js') as OtelThreadCtx;
+    const api = createRequire(import.meta.url)('@datadog/pprof/out/src/otel-thread-ctx.js') as OtelThreadCtx;
     // Throws when the writer cannot publish on this runtime.
     api.getProcessContextAttributes([...THREAD_CONTEXT_KEYS]);
     return { supported: true, api };
