@@ -65,8 +65,17 @@ test('process.exit() right after profiled workers ended on their own: nothing is
   const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> };
   const f = out.workerFlush;
   assert.ok(f !== undefined, `no flush figures: ${r.stdout}`);
-  // The last worker may still be running when asked: it writes on its next turn.
-  assert.deepEqual({ timedOut: f['timedOut'], interrupted: f['interrupted'], unreachable: f['unreachable'] }, { timedOut: 0, interrupted: 0, unreachable: 0 }, JSON.stringify(f));
+  // A worker that ended is asked nothing: asked anyway, it would never
+  // answer (timedOut) or be gone by the second request (unreachable), as
+  // every run showed before. A worker still running when asked writes on its
+  // next turn; on a starved machine one still in its own exit's window write
+  // can miss that turn's 100 ms and is then asked inside the interrupt, which
+  // answers at once and loses nothing (with a CPU-bound process on each of 2
+  // cores, 2-3 runs in 4 had `interrupted` 1-2, at 81def9d as after it).
+  // Checking `interrupted: 0` made CI fail on a loaded machine.
+  assert.deepEqual({ timedOut: f['timedOut'], unreachable: f['unreachable'] }, { timedOut: 0, unreachable: 0 }, JSON.stringify(f));
+  const answered = (f['flushed'] ?? 0) + (f['empty'] ?? 0);
+  assert.ok((f['interrupted'] ?? 0) <= answered, `asked inside the interrupt without an answer: ${JSON.stringify(f)}`);
   const tids = new Set<string>();
   for (const file of wallFiles(dir)) {
     for (const s of readPprof(file).samples) if (s.frames.includes('ended_worker_work')) tids.add(String(s.labels['thread.id']));
