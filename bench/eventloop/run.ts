@@ -129,13 +129,11 @@ async function main(): Promise<void> {
   ];
   for (const c of configs) {
     const rs = results.get(c.name) ?? [];
-    const max = rs.map((x) => x.maxGapMs);
-    const maxCpu = rs.map((x) => x.maxCpuGapMs);
     const first = rs.map((x) => x.memory[1]?.rssMb ?? 0);
     const last = rs.map((x) => x.memory[x.memory.length - 1]?.rssMb ?? 0);
     lines.push(
-      `| ${c.name} | ${median(rs.map((x) => x.spansPerSecond))} | ${r1(median(max))} (${Math.min(...max)}-${Math.max(...max)}) | ` +
-        `${r1(median(rs.map((x) => x.p99GapMs)))} | ${r1(median(maxCpu))} (${Math.min(...maxCpu)}-${Math.max(...maxCpu)}) | ` +
+      `| ${c.name} | ${median(rs.map((x) => x.spansPerSecond))} | ${spread(rs.map((x) => x.maxGapMs))} | ` +
+        `${r1(median(rs.map((x) => x.p99GapMs)))} | ${spread(rs.map((x) => x.maxCpuGapMs))} | ` +
         `${spread(rs.map((x) => x.maxCpuGapSteadyMs ?? Number.NaN))} | ` +
         `${r1(median(rs.map((x) => x.p99CpuGapMs)))} / ${r1(median(rs.map((x) => x.p999CpuGapMs)))} | ` +
         `${median(rs.map((x) => x.cpuGapsOver5Ms))} | ${r1(median(first))} -> ${r1(median(last))} | ` +
