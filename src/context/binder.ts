@@ -116,7 +116,7 @@ function findSamplerKey(): AsyncLocalStorage<unknown> | undefined {
  * otherwise cost no write at all. What the stale slot can label: only code
  * that runs between two callbacks outside both (Node's own loop glue), as
  * samples whose leaf is `(idle)` or `(program)` are never given a span when
- * the window is built (see `chunkCapture`).
+ * the window is built (see `packTimeProfile` in sampler/native-chunk.ts).
  */
 export class HookBinder implements SamplerBinder {
   readonly mode = 'async-hooks' as const;

@@ -5,7 +5,6 @@
  */
 import { createRequire } from 'node:module';
 import type * as PprofFormat from 'pprof-format' with { 'resolution-mode': 'require' };
-import { withSwapped } from './swap.js';
 
 const require = createRequire(import.meta.url);
 const pf = require('pprof-format') as typeof PprofFormat;
@@ -132,25 +131,4 @@ function varintLength(n: number): number {
     len++;
   }
   return len;
-}
-
-/** What pprof-format's tables get instead of a string's bytes inside {@link withoutStringBytes}. */
-const NO_BYTES = new Uint8Array(0);
-
-type EncodeString = (s: string) => Uint8Array;
-
-/**
- * Run `fn` (one native stop of @datadog/pprof, whose serializer builds the
- * chunk's profile with pprof-format's eager table) with that table's string
- * encoding turned off: each new string gets an empty placeholder instead of
- * its UTF-8 bytes in a Uint8Array. spanfuse never encodes a chunk's table
- * (the assembly adopts its `strings` into a {@link LazyStringTable}), and
- * the bytes lived as long as the chunk: ~100 KB of scavenge survivors per
- * 21 s under the event-loop span load (bench/gc/survivors.ts), plus the
- * encoding's CPU inside the stop, which holds the event loop. The static
- * is swapped for this one synchronous call only; a table made inside it
- * must not be encoded by pprof-format (its length would be wrong).
- */
-export function withoutStringBytes<T>(fn: () => T): T {
-  return withSwapped<EncodeString, T>(pf.StringTable, '_encodeString', () => () => NO_BYTES, fn);
 }

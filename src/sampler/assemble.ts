@@ -1,6 +1,4 @@
-import type { LabelSet } from '@datadog/pprof';
-import type { GenerateTimeLabelsArgs } from '@datadog/pprof/out/src/v8-types.js';
-import { findLabel, Label, LazyStringTable, Line, Location, Function as PprofFunction, sampleOf } from '../core/pprof.js';
+import { Label, LazyStringTable, Line, Location, Profile, Function as PprofFunction, sampleOf, ValueType } from '../core/pprof.js';
 import type { Profile as ProfileT, Sample } from '../core/pprof.js';
 import { STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -20,40 +18,15 @@ import type { ThreadIdentity } from './labels.js';
 import { StackPool } from './stack-pool.js';
 
 /**
- * While the native profile is converted, each sample with a context gets one
- * numeric label: the index of its context in the chunk. It goes under the
- * key of the timestamp label, which every such sample carries in the end, so
- * no extra string is left in the profile's table; {@link assembleSteps}
- * replaces it with the real labels (the timestamp among them).
- */
-const LABEL_CONTEXT_INDEX = LABEL_TIMESTAMP_NS;
-
-/** Stack roots that mean "no JS of any span was running". */
-const NOT_IN_SPAN = new Set(['(idle)', '(program)']);
-
-/** One sample context as @datadog/pprof hands it to the label callback. */
-interface CapturedContext {
-  readonly context?: unknown;
-  readonly timestamp: bigint;
-}
-
-/**
- * One stop of the native profiler: its samples, each with a single cheap
- * label (an index), and the contexts those labels point at. Kept only until
- * the window is assembled. What a chunk holds per sample is kept flat (a
- * context value, mostly a small integer, and a number), not the object
- * @datadog/pprof hands over with its BigInt; and a stop inside the window is
- * packed soon after (see {@link packSteps}), since it waits seconds for its
- * window to close: long enough for the scavenger to copy every one of its
- * objects once or twice.
+ * One stop of the native profiler, packed at the stop (see
+ * native-chunk.ts): its samples, and per sampled context the value the
+ * sampler held and when. Kept only until the window is assembled; a stop
+ * inside the window waits seconds for its window to close, long enough for
+ * the scavenger to copy every object it holds once or twice, so it holds
+ * a few arrays, not an object per sample.
  */
 export interface ProfileChunk {
-  /** The stop's profile as @datadog/pprof made it; undefined once packed. */
-  profile: ProfileT | undefined;
-  /** The same samples and tables in a few arrays; set when packed. */
-  packed: PackedChunk | undefined;
-  /** Set when the window that holds the chunk is closed: a packing still under way stops. */
-  claimed: boolean;
+  readonly packed: PackedChunk;
   /** Samples in the stop. */
   readonly samples: number;
   /** Per context: the value the sampler held (a span id in the span table, or an object). */
@@ -65,11 +38,12 @@ export interface ProfileChunk {
 }
 
 /**
- * A chunk's samples and tables without per-entry objects: two typed arrays
- * and a string array in place of ~600 Sample objects with their value,
- * label and location arrays (~700 KB of JS objects per chunk under span
- * load, measured with `bench/gc/survivors.ts`). Typed arrays of this size
- * keep their contents outside V8's heap, so the scavenger has nothing to copy.
+ * A chunk's samples and tables without per-entry objects: typed arrays and
+ * a string array in place of a pprof profile's Sample objects with their
+ * value, label and location arrays (~700 KB of JS objects per 600-sample
+ * chunk under span load, measured with `bench/gc/survivors.ts`). Typed
+ * arrays of this size keep their contents outside V8's heap, so the
+ * scavenger has nothing to copy.
  */
 export interface PackedChunk {
   readonly strings: string[];
@@ -80,123 +54,20 @@ export interface PackedChunk {
   /** Sample i's stack is `stacks[stackStart[i]..stackStart[i + 1])` (location ids, leaf first). */
   readonly stackStart: Int32Array;
   readonly stacks: Int32Array;
-  /** `valuesPerSample` values per sample, in the profile's sample-type order. */
+  /** `valuesPerSample` values per sample: sample count, wall ns, and CPU ns when collected. */
   readonly values: Float64Array;
   readonly valuesPerSample: number;
   /** Per sample: its context's index in the chunk, or -1. */
   readonly contextIndex: Int32Array;
-}
-
-/** A chunk fresh from a native stop. */
-export function profileChunk(profile: ProfileT, capture: Pick<ProfileChunk, 'contexts' | 'timestampsUs' | 'notInSpan'>): ProfileChunk {
-  return { profile, packed: undefined, claimed: false, samples: profile.sample.length, ...capture };
-}
-
-/**
- * Pack a chunk's profile (see {@link PackedChunk}), yielding every few
- * hundred entries; the chunk keeps its profile until the packing is whole.
- * Stops early, leaving the chunk as it was, once the chunk is claimed by its
- * window's build.
- */
-export function* packSteps(chunk: ProfileChunk): Steps<void> {
-  const p = chunk.profile;
-  if (p === undefined || chunk.claimed) return;
-  const packed = yield* packProfile(p, () => chunk.claimed);
-  if (packed === undefined || chunk.claimed) return;
-  chunk.packed = packed;
-  chunk.profile = undefined;
-}
-
-function* packProfile(p: ProfileT, stop: () => boolean): Steps<PackedChunk | undefined> {
-  const fns = p.function;
-  const functions = new Int32Array(fns.length * 3);
-  for (let i = 0; i < fns.length; i++) {
-    const f = fns[i] as PprofFunction;
-    functions[i * 3] = Number(f.id);
-    functions[i * 3 + 1] = Number(f.name);
-    functions[i * 3 + 2] = Number(f.filename);
-  }
-  const locs = p.location;
-  const locations = new Int32Array(locs.length * 3);
-  for (let i = 0; i < locs.length; i++) {
-    const l = locs[i] as Location;
-    const line = l.line[0];
-    locations[i * 3] = Number(l.id);
-    locations[i * 3 + 1] = Number(line?.functionId ?? 0);
-    locations[i * 3 + 2] = Number(line?.line ?? 0);
-  }
-  yield;
-  if (stop()) return undefined;
-  const samples = p.sample;
-  const n = samples.length;
-  const valuesPerSample = p.sampleType.length;
-  let frames = 0;
-  for (let i = 0; i < n; i++) frames += (samples[i] as Sample).locationId.length;
-  const stackStart = new Int32Array(n + 1);
-  const stacks = new Int32Array(frames);
-  const values = new Float64Array(n * valuesPerSample);
-  const contextIndexes = new Int32Array(n);
-  const ctxKey = p.stringTable.strings.indexOf(LABEL_CONTEXT_INDEX);
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const s = samples[i] as Sample;
-    stackStart[i] = at;
-    const ids = s.locationId;
-    for (let j = 0; j < ids.length; j++) stacks[at++] = Number(ids[j]);
-    const v = s.value;
-    for (let j = 0; j < valuesPerSample; j++) values[i * valuesPerSample + j] = Number(v[j] ?? 0);
-    contextIndexes[i] = contextIndex(s.label, ctxKey) ?? -1;
-    if ((i + 1) % STEP_ENTRIES === 0) {
-      yield;
-      if (stop()) return undefined;
-    }
-  }
-  stackStart[n] = at;
-  return {
-    strings: p.stringTable.strings,
-    functions,
-    locations,
-    stackStart,
-    stacks,
-    values,
-    valuesPerSample,
-    contextIndex: contextIndexes,
-  };
-}
-
-/**
- * The label callback for one native stop. It does as little as possible
- * while the event loop is held: per sample, one numeric label (an index) and
- * two array pushes. Building the real labels is left to the sliced assembly.
- * Runs inside @datadog/pprof's serializer: it never throws.
- */
-export function chunkCapture(): {
-  chunk: Pick<ProfileChunk, 'contexts' | 'timestampsUs' | 'notInSpan'>;
-  labels: (args: GenerateTimeLabelsArgs) => LabelSet;
-} {
-  const contexts: unknown[] = [];
-  const timestampsUs: number[] = [];
-  const notInSpan: boolean[] = [];
-  const none: LabelSet = {};
-  return {
-    chunk: { contexts, timestampsUs, notInSpan },
-    labels: ({ node, context }) => {
-      if (context === undefined) return none;
-      const c = context as CapturedContext;
-      const i = contexts.length;
-      contexts.push(c.context);
-      timestampsUs.push(Number(c.timestamp));
-      notInSpan.push(NOT_IN_SPAN.has(node.name ?? ''));
-      return { [LABEL_CONTEXT_INDEX]: i };
-    },
-  };
+  /** The wall time of one hit in this stop (ns): the profile's period. */
+  readonly intervalNanos: number;
 }
 
 /**
  * Build the window's wall profile from its chunks, yielding every few hundred
- * samples. The last chunk (the stop at the close) is the base: its tables
- * are kept as they are and the earlier chunks' strings, functions and
- * locations are merged into them; samples stay in time order. Every sample gets
+ * samples: one table of strings, functions and locations merged from every
+ * chunk's, the samples in time order, and the sample types and period of a
+ * @datadog/pprof wall profile (the period is the closing stop's). Every sample gets
  * the labels of DESIGN.md: thread id and name; with a span, its trace id,
  * span id, flags, name (read now, so a renamed span shows its final name)
  * and local root; with a context, its timestamp. Label objects are built
@@ -208,11 +79,16 @@ export function* assembleSteps(
   window: { readonly startUnixNs: bigint; readonly endUnixNs: bigint },
 ): Steps<ProfileT> {
   const last = chunks[chunks.length - 1];
-  const out = last?.profile;
-  if (last === undefined || out === undefined) throw new Error('a window needs its closing stop as a native profile');
+  if (last === undefined) throw new Error('a window needs its closing stop');
   // The span labels add a few strings per span: keep them as strings only.
-  const table = new LazyStringTable(out.stringTable.strings);
-  out.stringTable = table;
+  const table = new LazyStringTable();
+  const valuesPerSample = last.packed.valuesPerSample;
+  const wallType = (): ValueType => new ValueType({ type: table.dedup('wall'), unit: table.dedup('nanoseconds') });
+  const sampleType = [new ValueType({ type: table.dedup('sample'), unit: table.dedup('count') }), wallType()];
+  if (valuesPerSample > 2) sampleType.push(new ValueType({ type: table.dedup('cpu'), unit: table.dedup('nanoseconds') }));
+  // The types and period @datadog/pprof gives a wall profile; the period is
+  // the closing stop's average interval.
+  const out = new Profile({ sampleType, periodType: wallType(), period: last.packed.intervalNanos, stringTable: table });
   const key = {
     threadId: table.dedup(LABEL_THREAD_ID),
     threadName: table.dedup(LABEL_THREAD_NAME),
@@ -291,113 +167,79 @@ export function* assembleSteps(
     return out;
   };
 
-  // Earlier chunks first: merge their tables into the base's, then their
-  // samples. Functions are keyed by (name, file) and locations by
-  // (function, line), two string-table indices or ids packed in one number
-  // (see pairKey). Indexed loops throughout: for-of in this (interpreted)
-  // code allocates an iterator result per element.
+  // Every chunk's tables are merged into the window's, then its samples
+  // added, in time order. Functions are keyed by (name, file) and locations
+  // by (function, line), two string-table indices or ids packed in one
+  // number (see pairKey). Indexed loops throughout: for-of in this
+  // (interpreted) code allocates an iterator result per element.
   let n = 0;
-  const earlier: Sample[] = [];
+  const samplesOut: Sample[] = [];
   // Samples with the same stack share one location-id array (see StackPool).
   const pool = new StackPool();
-  if (chunks.length > 1) {
-    const valuesPerSample = out.sampleType.length;
-    const functionIds = new Map<number | string, number>();
-    for (let i = 0; i < out.function.length; i++) {
-      const f = out.function[i] as PprofFunction;
-      functionIds.set(pairKey(Number(f.name), Number(f.filename)), Number(f.id));
+  const functionIds = new Map<number | string, number>();
+  const locationIds = new Map<number | string, number>();
+  for (let c = 0; c < chunks.length; c++) {
+    const chunk = chunks[c];
+    if (chunk === undefined) continue;
+    const packed = chunk.packed;
+    const strings = packed.strings;
+    const str = new Array<number>(strings.length);
+    for (let i = 0; i < strings.length; i++) {
+      str[i] = table.dedup(strings[i] as string);
+      if ((i + 1) % STEP_ENTRIES === 0) yield;
     }
-    const locationIds = new Map<number | string, number>();
-    for (let i = 0; i < out.location.length; i++) {
-      const l = out.location[i] as Location;
-      const line = l.line[0];
-      locationIds.set(pairKey(Number(line?.functionId ?? 0), Number(line?.line ?? 0)), Number(l.id));
+    const fns = packed.functions;
+    const fnMap = new Map<number, number>();
+    for (let i = 0; i < fns.length; i += 3) {
+      const name = str[fns[i + 1] as number] ?? 0;
+      const file = str[fns[i + 2] as number] ?? 0;
+      const k = pairKey(name, file);
+      let id = functionIds.get(k);
+      if (id === undefined) {
+        id = out.function.length + 1;
+        functionIds.set(k, id);
+        out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
+      }
+      fnMap.set(fns[i] as number, id);
+      if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
+    }
+    const locs = packed.locations;
+    const locMap = new Map<number, number>();
+    for (let i = 0; i < locs.length; i += 3) {
+      const fn = fnMap.get(locs[i + 1] as number) ?? 0;
+      const lineNo = locs[i + 2] as number;
+      const k = pairKey(fn, lineNo);
+      let id = locationIds.get(k);
+      if (id === undefined) {
+        id = out.location.length + 1;
+        locationIds.set(k, id);
+        out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
+      }
+      locMap.set(locs[i] as number, id);
+      if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
     }
     yield;
-    for (let c = 0; c < chunks.length - 1; c++) {
-      const chunk = chunks[c];
-      if (chunk === undefined) continue;
-      // Normally packed seconds ago; packed here when the close came first.
-      let packed = chunk.packed;
-      if (packed === undefined && chunk.profile !== undefined) packed = yield* packProfile(chunk.profile, never);
-      if (packed === undefined) continue;
-      const strings = packed.strings;
-      const str = new Array<number>(strings.length);
-      for (let i = 0; i < strings.length; i++) {
-        str[i] = table.dedup(strings[i] as string);
-        if ((i + 1) % STEP_ENTRIES === 0) yield;
-      }
-      const fns = packed.functions;
-      const fnMap = new Map<number, number>();
-      for (let i = 0; i < fns.length; i += 3) {
-        const name = str[fns[i + 1] as number] ?? 0;
-        const file = str[fns[i + 2] as number] ?? 0;
-        const k = pairKey(name, file);
-        let id = functionIds.get(k);
-        if (id === undefined) {
-          id = out.function.length + 1;
-          functionIds.set(k, id);
-          out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
-        }
-        fnMap.set(fns[i] as number, id);
-        if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
-      }
-      const locs = packed.locations;
-      const locMap = new Map<number, number>();
-      for (let i = 0; i < locs.length; i += 3) {
-        const fn = fnMap.get(locs[i + 1] as number) ?? 0;
-        const lineNo = locs[i + 2] as number;
-        const k = pairKey(fn, lineNo);
-        let id = locationIds.get(k);
-        if (id === undefined) {
-          id = out.location.length + 1;
-          locationIds.set(k, id);
-          out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
-        }
-        locMap.set(locs[i] as number, id);
-        if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
-      }
-      yield;
-      const { stackStart, stacks, values, contextIndex: ctx } = packed;
-      const vps = packed.valuesPerSample;
-      const samples = stackStart.length - 1;
-      for (let i = 0; i < samples; i++) {
-        const locationId = pool.fromPacked(stacks, stackStart[i] as number, stackStart[i + 1] as number, locMap);
-        const value = new Array<number>(valuesPerSample);
-        for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
-        const at = ctx[i] as number;
-        earlier.push(sampleOf(locationId, value, labelsOf(chunk, at >= 0 ? at : undefined)));
-        if (++n % STEP_ENTRIES === 0) yield;
-      }
+    const { stackStart, stacks, values, contextIndex: ctx } = packed;
+    const vps = packed.valuesPerSample;
+    const samples = stackStart.length - 1;
+    for (let i = 0; i < samples; i++) {
+      const locationId = pool.fromPacked(stacks, stackStart[i] as number, stackStart[i + 1] as number, locMap);
+      const value = new Array<number>(valuesPerSample);
+      for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
+      const at = ctx[i] as number;
+      samplesOut.push(sampleOf(locationId, value, labelsOf(chunk, at >= 0 ? at : undefined)));
+      if (++n % STEP_ENTRIES === 0) yield;
     }
   }
-
-  // The closing stop: relabel its samples in place.
-  const ctxKey = table.strings.indexOf(LABEL_CONTEXT_INDEX);
-  const own = out.sample;
-  for (let i = 0; i < own.length; i++) {
-    const s = own[i] as Sample;
-    s.label = labelsOf(last, contextIndex(s.label, ctxKey));
-    s.locationId = pool.of(s.locationId);
-    if (++n % STEP_ENTRIES === 0) yield;
-  }
-  if (earlier.length > 0) out.sample = earlier.concat(own);
+  out.sample = samplesOut;
   out.timeNanos = window.startUnixNs;
   out.durationNanos = window.endUnixNs - window.startUnixNs;
   return out;
 }
 
-const never = (): boolean => false;
-
 /** Two non-negative integers as one map key: a number while exact (a < 2^21, b < 2^32), else a string. */
 function pairKey(a: number, b: number): number | string {
   return a < 0x200000 && b < 0x100000000 ? a * 0x100000000 + b : `${a}:${b}`;
-}
-
-function contextIndex(labels: readonly Label[], key: number): number | undefined {
-  if (key <= 0) return undefined;
-  const l = findLabel(labels, key);
-  return l === undefined ? undefined : Number(l.num);
 }
 
 /** `trace_flags` as two hex digits; the 256 strings are made once. */

@@ -1,14 +1,14 @@
 import { time } from '../core/dd-pprof.js';
 import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
-import { withoutStringBytes } from '../core/pprof.js';
 import { withSwapped } from '../core/swap.js';
 import { timedSelf } from '../core/self-time.js';
-import { runSliced, runSync, staged } from '../core/slices.js';
+import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
-import { assembleSteps, chunkCapture, packSteps, profileChunk } from './assemble.js';
+import { assembleSteps } from './assemble.js';
 import type { ProfileChunk } from './assemble.js';
+import { packTimeProfile, stopCapturing } from './native-chunk.js';
 import type { ThreadIdentity } from './labels.js';
 import { newProfileId, nowUnixNs } from './profile-id.js';
 
@@ -188,7 +188,6 @@ export class WallSampler {
     } else this.#stopChunks();
     const chunks = this.#chunks;
     this.#chunks = [];
-    for (let i = 0; i < chunks.length; i++) (chunks[i] as ProfileChunk).claimed = true;
     try {
       chunks.push(this.#stopNative(restart));
     } finally {
@@ -232,19 +231,21 @@ export class WallSampler {
     return raw === undefined ? undefined : runSync(this.windowSteps(raw));
   }
 
+  /** One native stop, packed into a chunk inside it (see native-chunk.ts). */
   #stopNative(restart: boolean): ProfileChunk {
-    const capture = chunkCapture();
     const verdict = { possible: false };
-    const profile = timedSelf('stops', () => certainStuckOnly(verdict, () => withoutStringBytes(() => time.stop(restart, capture.labels))));
+    const chunk = timedSelf('stops', () =>
+      packTimeProfile(
+        certainStuckOnly(verdict, () => stopCapturing(() => time.stop(restart))),
+        this.#opts.samplingIntervalMicros,
+      ),
+    );
     if (restart && time.v8ProfilerStuckEventLoopDetected() > 0) this.#opts.onStuckProfiler?.();
     if (verdict.possible) this.#opts.onPossiblyStuckProfiler?.();
-    return profileChunk(profile, capture.chunk);
+    return chunk;
   }
 
-  /**
-   * A stop inside the window: the samples so far become a chunk, packed on
-   * the next event-loop turns (it waits for its window's close for seconds).
-   */
+  /** A stop inside the window: the samples so far become a chunk, kept for its window's close. */
   #chunk(): void {
     if (!this.#running) return;
     let chunk: ProfileChunk;
@@ -255,9 +256,6 @@ export class WallSampler {
       return;
     }
     this.#chunks.push(chunk);
-    // A packing that fails leaves the chunk as the stop made it, which the
-    // window's build reads as well.
-    runSliced(staged('pack', packSteps(chunk))).catch(() => undefined);
   }
 
   #stopChunks(): void {

@@ -20,8 +20,11 @@ import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS } from '../../src/co
 import { runSliced, runSync } from '../../src/core/slices.js';
 import { testSampler, spin } from '../support/sampler.js';
 import type { RawWindow } from '../../src/sampler/index.js';
-import { packSteps, profileChunk } from '../../src/sampler/assemble.js';
+import { packTimeProfile, stopCapturing } from '../../src/sampler/native-chunk.js';
 import { findLabel } from '../../src/core/pprof.js';
+import { time } from '../../src/core/dd-pprof.js';
+import { serializeTimeProfile } from '@datadog/pprof/out/src/profile-serializer.js';
+import type { TimeProfile } from '@datadog/pprof/out/src/v8-types.js';
 import { drainSteps } from '../support/steps.js';
 
 test('a window of several native chunks is assembled, sliced, into one consistent labelled profile', async () => {
@@ -52,13 +55,12 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     const raw = sampler.close(true);
     assert.ok(raw !== undefined);
     assert.ok(raw.chunks.length >= 3, `expected several chunks, got ${raw.chunks.length}`);
-    // Stops inside the window were packed on later turns (the one just
-    // before the close may not have had its turn yet); the closing stop
-    // is the build's base, as @datadog/pprof made it.
-    const earlier = raw.chunks.slice(0, -1);
-    const packed = earlier.filter((c) => c.packed !== undefined && c.profile === undefined).length;
-    assert.ok(packed >= earlier.length - 1, `${packed} of ${earlier.length} stops inside the window packed`);
-    assert.ok(raw.chunks.at(-1)?.profile !== undefined);
+    // Every stop is packed at the stop: flat arrays, one entry per sample.
+    for (const c of raw.chunks) {
+      assert.equal(c.packed.stackStart.length, c.samples + 1);
+      assert.equal(c.packed.contextIndex.length, c.samples);
+      assert.equal(c.packed.values.length, c.samples * c.packed.valuesPerSample);
+    }
     // The build yields every few hundred samples: count the steps, then let
     // runSliced drive a second build of the same chunks' samples.
     const samplesIn = raw.chunks.reduce((n, c) => n + c.samples, 0);
@@ -146,54 +148,83 @@ test('runSliced gives the event loop a turn between slices and returns the resul
   assert.equal(runSync(work()), 15);
 });
 
-test('packing keeps every sample\'s stack, values and context index; a claimed chunk is left alone', () => {
-  const sampler = testSampler();
-  sampler.start();
-  let raw: RawWindow | undefined;
+test('a stop packed from the native profile holds what @datadog/pprof\'s serializer makes of it: frames, values, contexts', () => {
+  const mode = detectContextMode();
+  time.start({ intervalMicros: 1000, withContexts: true, collectCpuTime: true, useCPED: mode === 'async-context-frame', workaroundV8Bug: false, lineNumbers: false });
+  let raw: TimeProfile;
   try {
-    spin(60);
-    raw = sampler.close(true);
+    for (let i = 0; i < 30; i++) {
+      const work = (): number => spin(2) + churn(2000).length;
+      if (mode === 'async-context-frame') time.runWithContext({ n: i }, work);
+      else {
+        time.setContext({ n: i });
+        work();
+      }
+    }
   } finally {
-    sampler.close(false);
+    raw = stopCapturing(() => time.stop(false));
   }
-  assert.ok(raw !== undefined);
-  const chunk = raw.chunks.at(-1);
-  const p = chunk?.profile;
-  assert.ok(chunk !== undefined && p !== undefined && p.sample.length > 20, 'a stop with samples');
-  const ctxKey = p.stringTable.strings.indexOf(LABEL_TIMESTAMP_NS);
-  const expected = p.sample.map((s) => ({
-    stack: s.locationId.map(Number),
-    values: s.value.map(Number),
-    ctx: ctxKey > 0 ? Number(findLabel(s.label, ctxKey)?.num ?? -1) : -1,
-  }));
-  const fns = p.function.map((f) => [Number(f.id), Number(f.name), Number(f.filename)]);
-  const locs = p.location.map((l) => [Number(l.id), Number(l.line[0]?.functionId ?? 0), Number(l.line[0]?.line ?? 0)]);
-  const strings = p.stringTable.strings;
-
-  const claimed = profileChunk(p, { contexts: chunk.contexts, timestampsUs: chunk.timestampsUs, notInSpan: chunk.notInSpan });
-  claimed.claimed = true;
-  runSync(packSteps(claimed));
-  assert.equal(claimed.packed, undefined, 'a chunk claimed by its window is not packed');
-  assert.equal(claimed.profile, p);
-
-  runSync(packSteps(chunk));
+  // The oracle: @datadog/pprof's own serializer on the same native profile,
+  // each context labelled with its index in visiting order (as spanfuse's
+  // label callback did before stops were packed natively).
+  const seen: Array<{ context: unknown; timestampUs: number }> = [];
+  const expected = serializeTimeProfile(raw, 1000, undefined, true, ({ context }) => {
+    if (context === undefined) return {};
+    seen.push({ context: context.context, timestampUs: Number(context.timestamp) });
+    return { index: seen.length - 1 };
+  });
+  const chunk = packTimeProfile(raw, 1000);
   const k = chunk.packed;
-  assert.ok(k !== undefined && chunk.profile === undefined);
-  assert.equal(chunk.samples, expected.length);
-  assert.equal(k.strings, strings);
-  assert.equal(k.valuesPerSample, 3, 'sample count, wall time and CPU time');
-  assert.deepEqual(Array.from(k.functions), fns.flat());
-  assert.deepEqual(Array.from(k.locations), locs.flat());
-  assert.equal(k.stackStart.length, expected.length + 1);
-  const got = expected.map((_, i) => ({
-    stack: Array.from(k.stacks.subarray(k.stackStart[i], k.stackStart[i + 1])),
-    values: Array.from(k.values.subarray(i * 3, i * 3 + 3)),
-    ctx: k.contextIndex[i],
-  }));
-  assert.deepEqual(got, expected);
+  const es = expected.stringTable.strings;
+  const frame = (p: { fn: string; file: string; line: number }): string => `${p.fn}@${p.file}:${p.line}`;
+  const expectedFrames = (ids: ReadonlyArray<number | bigint>): string[] =>
+    ids.map((id) => {
+      const loc = expected.location[Number(id) - 1];
+      const fn = expected.function[Number(loc?.line[0]?.functionId) - 1];
+      return frame({ fn: es[Number(fn?.name)] ?? '?', file: es[Number(fn?.filename)] ?? '?', line: Number(loc?.line[0]?.line ?? 0) });
+    });
+  const packedFrames = (i: number): string[] =>
+    Array.from(k.stacks.subarray(k.stackStart[i], k.stackStart[i + 1])).map((id) => {
+      const fnId = k.locations[(id - 1) * 3 + 1] as number;
+      return frame({
+        fn: k.strings[k.functions[(fnId - 1) * 3 + 1] as number] ?? '?',
+        file: k.strings[k.functions[(fnId - 1) * 3 + 2] as number] ?? '?',
+        line: k.locations[(id - 1) * 3 + 2] as number,
+      });
+    });
+  assert.ok(expected.sample.length > 30, `a stop with samples (${expected.sample.length})`);
+  assert.equal(chunk.samples, expected.sample.length);
+  assert.equal(k.valuesPerSample, expected.sampleType.length);
+  assert.equal(k.intervalNanos, Number(expected.period));
+  const indexKey = es.indexOf('index');
+  for (let i = 0; i < chunk.samples; i++) {
+    const e = expected.sample[i];
+    assert.ok(e !== undefined);
+    assert.deepEqual(packedFrames(i), expectedFrames(e.locationId), `sample ${i}'s stack`);
+    assert.deepEqual(Array.from(k.values.subarray(i * k.valuesPerSample, (i + 1) * k.valuesPerSample)), e.value.map(Number), `sample ${i}'s values`);
+    const label = findLabel(e.label, indexKey);
+    const at = k.contextIndex[i] as number;
+    if (label === undefined) assert.equal(at, -1, `sample ${i} has no context`);
+    else {
+      const want = seen[Number(label.num)];
+      assert.ok(want !== undefined);
+      assert.equal(chunk.contexts[at], want.context, `sample ${i}'s context is the value the sampler held`);
+      assert.equal(chunk.timestampsUs[at], want.timestampUs);
+    }
+  }
+  assert.equal(chunk.contexts.length, seen.length);
+  const names = new Set(Array.from({ length: chunk.samples }, (_, i) => packedFrames(i).map((f) => f.split('@')[0])).flat());
+  assert.ok(names.has('work'), `the test's own frames are there: ${[...names].join(', ')}`);
 });
 
-test('a window whose earlier stop was never packed is built the same way, in time order', () => {
+/** Allocate, so that the collector runs while the sampler does. */
+function churn(n: number): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < n; i++) out.push([i, i + 1]);
+  return out;
+}
+
+test('a window of two stops is built in time order, their tables merged', () => {
   const sampler = testSampler({ collectCpuTime: false });
   sampler.start();
   let a: RawWindow | undefined;
@@ -209,7 +240,6 @@ test('a window whose earlier stop was never packed is built the same way, in tim
   const first = a?.chunks.at(-1);
   const second = b?.chunks.at(-1);
   assert.ok(a !== undefined && b !== undefined && first !== undefined && second !== undefined);
-  assert.equal(first.packed, undefined);
   const n1 = first.samples;
   const n2 = second.samples;
   assert.ok(n1 > 10 && n2 > 10, `samples in both stops (${n1}, ${n2})`);

@@ -121,7 +121,7 @@ void test('staged: each stage gets its own time inside slices, nested stages apa
       cleaned = true;
     }
   }
-  const s = staged('pack', withCleanup());
+  const s = staged('assemble', withCleanup());
   s.next();
   s.return(undefined);
   assert.ok(cleaned, 'closing the staged steps closed the inner ones');
