@@ -41,16 +41,18 @@ export interface WallSamplerOptions {
 
 /**
  * Samples one native stop converts at most. A stop holds the event loop for
- * about 2 ms plus 2-4 µs of main-thread CPU per sample (native profile to JS,
- * then @datadog/pprof's serializer with one index label per sample; measured
- * with `process.threadCpuUsage()` around `time.stop`: ~700-1,000 samples
- * took 3-4.5 ms). Under the event-loop bench's span load, stops of ~490
- * samples (600 at most) took 1.9-3.3 ms and stops of ~245 (300 at most)
- * 1.2-2.6 ms, so 300 keeps a stop, plus the app's own work between two
- * turns, under 5 ms, for twice the stops (about 1 ms of CPU more per 2.5 s;
- * no difference measurable in the overhead bench). A process's first stop,
- * on cold code, takes ~4.5 ms whatever its size. At the defaults (10 ms, 10
- * s windows: at most ~1,000 samples) a window is four chunks.
+ * V8's profile and @datadog/pprof's conversion of it to a JS tree (native),
+ * then spanfuse's packing of that tree (native-chunk.ts). Under the
+ * event-loop bench's span load, stops of ~490 samples (600 at most) took
+ * 1.9-3.3 ms and stops of ~245 (300 at most) 1.2-2.6 ms when @datadog/pprof's
+ * serializer still made each stop's pprof objects, so 300 keeps a stop, plus
+ * the app's own work between two turns, under 5 ms, for twice the stops.
+ * In the overhead bench's HTTP service (deeper stacks, ~500 tree nodes per
+ * stop) the native part is 1.2-2.9 ms; the serializer made stops 3.7-10 ms,
+ * the packing makes them about a third shorter (longest 5.6-6.0 against
+ * 9.0-12.5 ms on Node 24, the first, on cold code, included;
+ * `cost-2026-12-06T06Z.md`). At the defaults (10 ms, 10 s windows: at most
+ * ~1,000 samples) a window is four chunks.
  */
 export const DEFAULT_CHUNK_SAMPLES = 300;
 
