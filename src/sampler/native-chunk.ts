@@ -43,14 +43,19 @@ type NativeStop = (this: unknown, ...args: unknown[]) => unknown;
  *
  * The method is replaced on the native class's prototype for the length of
  * this one synchronous call only (nothing else runs meanwhile; other users
- * of @datadog/pprof see it unchanged), as {@link certainStuckOnly} does for
- * the stuck-profiler check. Everything else `time.stop` does (the restart,
- * the stuck-profiler check and its restart from scratch) runs as before.
+ * of @datadog/pprof see it unchanged), as `certainStuckOnly` (wall.ts) does
+ * for the stuck-profiler check. Everything else `time.stop` does (the
+ * restart, the stuck-profiler check and its restart from scratch, which
+ * stops the native profiler a second time) runs as before.
  */
 export function stopCapturing(stop: () => unknown, proto: object = profilerPrototype()): TimeProfile {
   let raw: TimeProfile | undefined;
   const capture = (original: NativeStop): NativeStop =>
     function (this: unknown, ...args: unknown[]): unknown {
+      // Only the first: on a stuck profiler `time.stop` stops and starts
+      // the native profiler once more (its own restart from scratch), and
+      // drops what that second stop returns.
+      if (raw !== undefined) return original.apply(this, args);
       raw = original.apply(this, args) as TimeProfile;
       return EMPTY_PROFILE;
     };

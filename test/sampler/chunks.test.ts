@@ -284,3 +284,24 @@ test('stops inside a window cut every window the same way: the count starts agai
   // window the stop due at ~1.0 s is skipped (the close was due then).
   assert.deepEqual(counts, [2, 2, 2]);
 });
+
+test('a stop keeps the first native profile: the second stop of a restart from scratch passes through', () => {
+  // @datadog/pprof stops the native profiler a second time when it finds it
+  // stuck (and starts it again); a stuck profiler cannot be made here, so a
+  // stand-in for the native class counts the calls.
+  const profiles = [{ startTime: 1 }, { startTime: 2 }];
+  const returned: unknown[] = [];
+  const proto = {
+    stop(): unknown {
+      return profiles.shift();
+    },
+  };
+  const raw = stopCapturing(() => {
+    returned.push(proto.stop(), proto.stop());
+  }, proto);
+  assert.equal(raw.startTime, 1, 'the first stop is the chunk');
+  assert.equal((returned[0] as { topDownRoot?: { children: unknown[] } }).topDownRoot?.children.length, 0, 'the serializer gets an empty profile');
+  assert.deepEqual(returned[1], { startTime: 2 }, 'the second stop gets its own result');
+  assert.equal(proto.stop(), undefined, 'the method is put back');
+  assert.throws(() => stopCapturing(() => undefined, proto), /without a native profile/);
+});
