@@ -6,8 +6,9 @@
  * round by round, and reports per configuration the largest gap between 1 ms
  * timer ticks (in all, and from 5 s on, after start-up), the p99 and p99.9
  * gap, gaps over 5 ms, and RSS at the start and end of the run; then
- * spanfuse's own record of its longest blocks (`stats().selfTime`). `--big-window` adds a spanfuse case whose windows hold
- * ~60,000 samples (200 µs sampling, 12 s windows).
+ * spanfuse's own record of its longest blocks (`stats().selfTime`).
+ * `--big-window` adds a spanfuse case whose windows hold ~60,000 samples
+ * (200 µs sampling, 12 s windows).
  *
  *   node dist/bench/eventloop/run.js [--rounds 3] [--seconds 25] [--node PATH]
  *     [--big-window] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...]

@@ -39,9 +39,10 @@ export interface SelfTime {
 
 /**
  * Parts of the sliced work: `assemble` (a window's labelled profile from its
- * native stops), `runtime` (thread states, kernel counters), `heap` (the heap profile and
- * the GC totals), `context_loss`, `tail` (tail spans' figures and labels),
- * `count` (the window's sample counts), `scrub`, `encode` (pprof and OTLP).
+ * native stops), `runtime` (thread states, kernel counters), `heap` (the
+ * heap profile and the GC totals), `context_loss`, `tail` (tail spans'
+ * figures and labels), `count` (the window's sample counts), `scrub`,
+ * `encode` (pprof and OTLP).
  */
 export type SelfStage = 'assemble' | 'runtime' | 'heap' | 'context_loss' | 'tail' | 'count' | 'scrub' | 'encode';
 

@@ -1,6 +1,7 @@
 import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { TimeProfile, TimeProfileNode, TimeProfileNodeContext } from '@datadog/pprof/out/src/v8-types.js';
 import { FRAME_GARBAGE_COLLECTION } from '../core/labels.js';
+import { LazyStringTable } from '../core/pprof.js';
 import { withSwapped } from '../core/swap.js';
 import type { PackedChunk, ProfileChunk } from './assemble.js';
 
@@ -64,7 +65,8 @@ export function stopCapturing(stop: () => unknown, proto: object = profilerProto
   return raw;
 }
 
-function profilerPrototype(): object {
+/** The prototype of @datadog/pprof's native wall profiler class (its methods are swapped there for one call). */
+export function profilerPrototype(): object {
   return (TimeProfiler as { prototype?: object } | undefined)?.prototype ?? {};
 }
 
@@ -146,16 +148,7 @@ export function packTimeProfile(prof: TimeProfile, intervalMicros: number): Prof
   const withCpu = prof.hasCpuTime === true;
   const valuesPerSample = withCpu ? 3 : 2;
 
-  const strings: string[] = [''];
-  const stringIds = new Map<string, number>([['', 0]]);
-  const str = (s: string): number => {
-    let i = stringIds.get(s);
-    if (i === undefined) {
-      i = strings.push(s) - 1;
-      stringIds.set(s, i);
-    }
-    return i;
-  };
+  const table = new LazyStringTable();
   const functions: number[] = [];
   const functionIds = new Map<string, number>();
   const locations: number[] = [];
@@ -174,7 +167,7 @@ export function packTimeProfile(prof: TimeProfile, intervalMicros: number): Prof
       fn = functions.length / 3 + 1;
       functionIds.set(fnKey, fn);
       const scriptName = node.scriptName.startsWith('file://') ? node.scriptName.slice(7) : node.scriptName;
-      functions.push(fn, str(name || anonymousName(line, column)), str(scriptName));
+      functions.push(fn, table.dedup(name || anonymousName(line, column)), table.dedup(scriptName));
     }
     id = locations.length / 3 + 1;
     locationIds.set(key, id);
@@ -233,7 +226,7 @@ export function packTimeProfile(prof: TimeProfile, intervalMicros: number): Prof
   stackStart.push(stacks.length);
 
   const packed: PackedChunk = {
-    strings,
+    strings: table.strings,
     functions: Int32Array.from(functions),
     locations: Int32Array.from(locations),
     stackStart: Int32Array.from(stackStart),

@@ -1,5 +1,4 @@
 import { time } from '../core/dd-pprof.js';
-import { TimeProfiler } from '@datadog/pprof/out/src/time-profiler-bindings.js';
 import type { ContextMode, WindowProfile } from '../core/window.js';
 import { withSwapped } from '../core/swap.js';
 import { timedSelf } from '../core/self-time.js';
@@ -8,7 +7,7 @@ import type { Steps } from '../core/slices.js';
 import { spanSlots } from '../context/span-slots.js';
 import { assembleSteps } from './assemble.js';
 import type { ProfileChunk } from './assemble.js';
-import { packTimeProfile, stopCapturing } from './native-chunk.js';
+import { packTimeProfile, profilerPrototype, stopCapturing } from './native-chunk.js';
 import type { ThreadIdentity } from './labels.js';
 import { newProfileId, nowUnixNs } from './profile-id.js';
 
@@ -305,8 +304,4 @@ export function certainStuckOnly<T>(verdict: { possible: boolean }, stop: () => 
       return 0;
     };
   return withSwapped(proto, 'v8ProfilerStuckEventLoopDetected', possibleAsFine, stop);
-}
-
-function profilerPrototype(): object {
-  return (TimeProfiler as { prototype?: object } | undefined)?.prototype ?? {};
 }
