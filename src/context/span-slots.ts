@@ -1,3 +1,4 @@
+import { hexInto } from '../core/hex.js';
 import type { SampleContext, Slotted } from './sample-context.js';
 
 /**
@@ -158,7 +159,7 @@ export class SpanSlots {
     const at = slot * ID_BYTES;
     const ids = this.#ids;
     const root = sample.localRootSpanId;
-    if (sample.traceId.length === 32 && sample.spanId.length === 16 && (root === undefined || root.length === 16) && hexInto(ids, sample.traceId + sample.spanId + (root ?? NO_ROOT), at)) {
+    if (sample.traceId.length === 32 && sample.spanId.length === 16 && (root === undefined || root.length === 16) && idsInto(ids, at, sample.traceId, sample.spanId, root)) {
       const m = slot * META;
       this.#meta[m] = (sample.traceFlags & 0xff) | (root === undefined ? 0 : 0x100);
       this.#meta[m + 1] = this.#nameOf(slot, sample.name);
@@ -295,18 +296,18 @@ export class SpanSlots {
 }
 
 /**
- * Write 64 hex digits (trace id, span id, local root: lower case, as W3C
- * Trace Context has them) as 32 bytes into `out` at `at`; false if they are
- * not that (the caller then keeps the strings). One native call for the
- * three ids: parsing in JavaScript, or one call per id, cost more.
+ * Write the trace id, span id and local root (lower-case hex, as W3C Trace
+ * Context has them; 32, 16 and 16 digits) as 32 bytes into `out` at `at`;
+ * false if they are not that (the caller then keeps the strings).
  */
-function hexInto(out: Buffer, hex: string, at: number): boolean {
-  // Buffer also reads upper case, which would come back lower case.
-  return out.write(hex, at, ID_BYTES, 'hex') === ID_BYTES && !UPPER_HEX.test(hex);
+function idsInto(out: Buffer, at: number, traceId: string, spanId: string, root: string | undefined): boolean {
+  if (!hexInto(out, traceId, at, true) || !hexInto(out, spanId, at + 16, true)) return false;
+  if (root === undefined) {
+    out.fill(0, at + 24, at + ID_BYTES);
+    return true;
+  }
+  return hexInto(out, root, at + 24, true);
 }
-
-const UPPER_HEX = /[A-F]/;
-const NO_ROOT = '0000000000000000';
 
 /** The isolate's table (each worker has its own module instance, hence its own). */
 export const spanSlots = new SpanSlots();

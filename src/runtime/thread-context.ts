@@ -3,6 +3,7 @@ import type { SpanContext } from '@opentelemetry/api';
 import { asyncContextFrameHint } from '@datadog/pprof/out/src/async-context-frame.js';
 import { detectContextMode } from '../context/mode.js';
 import { describe } from '../core/diagnostics.js';
+import { hexInto } from '../core/hex.js';
 
 /**
  * OTEP-4947 thread context through @datadog/pprof's `otel-thread-ctx` writer:
@@ -54,29 +55,10 @@ export function detectThreadContext(): ThreadContextSupport {
  */
 const SCRATCH: Record<number, Uint8Array> = { 8: new Uint8Array(8), 16: new Uint8Array(16) };
 
-function nibble(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48; // 0-9
-  if (c >= 97 && c <= 102) return c - 87; // a-f
-  if (c >= 65 && c <= 70) return c - 55; // A-F
-  return -1;
-}
-
 function hexBytes(hex: string, n: number): Uint8Array {
   // The usual case (a valid id of the right length): parsed into the scratch buffer.
   const out = SCRATCH[n];
-  if (out !== undefined && hex.length === n * 2) {
-    let ok = true;
-    for (let i = 0; i < n; i++) {
-      const hi = nibble(hex.charCodeAt(2 * i));
-      const lo = nibble(hex.charCodeAt(2 * i + 1));
-      if (hi < 0 || lo < 0) {
-        ok = false;
-        break;
-      }
-      out[i] = (hi << 4) | lo;
-    }
-    if (ok) return out;
-  }
+  if (out !== undefined && hex.length === n * 2 && hexInto(out, hex, 0)) return out;
   return Uint8Array.from(Buffer.from(hex.padStart(n * 2, '0').slice(-n * 2), 'hex'));
 }
 

@@ -8,6 +8,7 @@ import { hrTimeToNanos, hrTimeToNanoString } from './time.js';
 import { appendWholeLines, appendWholeLinesSync, countLines, roomFor, roomForSync } from './whole-lines.js';
 import type { LinesWritten } from './whole-lines.js';
 import { fs } from '../core/builtins.js';
+import { hexTail32 } from '../core/hex.js';
 
 const { mkdirSync, renameSync, statSync } = fs;
 
@@ -38,7 +39,7 @@ export const SPANS_BACKUP_FILE = 'spans.1.jsonl';
  */
 export function keepsTrace(traceId: string, oneIn: number): boolean {
   if (oneIn <= 1) return true;
-  const low = Number.parseInt(traceId.slice(-8), 16);
+  const low = hexTail32(traceId);
   return Number.isFinite(low) && low % oneIn === 0;
 }
 
