@@ -35,9 +35,10 @@ const I_PASSES = 7;
 const I_HW = 8;
 
 /**
- * `begin()` hands out the last snapshot while it is younger than this: a
- * snapshot costs syscalls (getrusage, perf read) worth several µs, paid at
- * most once per millisecond instead of once per span. Start values are thus
+ * With live reads (exact switches, hardware counters), `begin()` hands out
+ * the last snapshot while it is younger than this: a snapshot costs
+ * syscalls (getrusage, perf read) worth several µs, paid at most once per
+ * millisecond instead of once per span. Start values are thus
  * up to this old (counters of the thread only grow, so a delta may include
  * up to this much work just before the span, never less than the span's own).
  */
@@ -45,7 +46,7 @@ export const DEFAULT_BEGIN_REUSE_MS = 1;
 
 export interface SpanCounterDeps {
   readonly tid: number;
-  /** See DEFAULT_BEGIN_REUSE_MS; 0 takes a snapshot at every begin(). */
+  /** See DEFAULT_BEGIN_REUSE_MS (live reads only); 0 takes a snapshot at every begin(). */
   readonly beginReuseMs?: number;
   /** Exact reads at start and end; without it, the sampler's readings. */
   readonly threadCounters?: ThreadCounterReader;
@@ -62,6 +63,9 @@ export class ThreadWindowCounters implements SpanCounterSource {
   readonly #reuseMs: number;
   #last: Float64Array | undefined;
   #lastAt = 0;
+  /** Pass count and loop delay total the last snapshot was made at (see #beginFromTables). */
+  #lastPasses = Number.NaN;
+  #lastDelay = Number.NaN;
 
   constructor(deps: SpanCounterDeps) {
     this.#d = deps;
@@ -72,9 +76,34 @@ export class ThreadWindowCounters implements SpanCounterSource {
   }
 
   begin(): unknown {
+    const d = this.#d;
+    if (d.threadCounters === undefined && d.hardware === undefined) return this.#beginFromTables(d);
     const now = performance.now();
     const last = this.#last;
     if (last !== undefined && now - this.#lastAt < this.#reuseMs) return last;
+    d.state?.freshen();
+    return this.#snapshot(now);
+  }
+
+  /**
+   * Without live reads every start value comes from the thread-state table
+   * (written by its passes) and the event-loop delay total (written by its
+   * timer): while neither moved, a new snapshot would hold the same numbers,
+   * so the last one is handed out again. Snapshots are thus made at the
+   * rate of passes and timer ticks, not of spans, with no loss of precision.
+   */
+  #beginFromTables(d: SpanCounterDeps): unknown {
+    d.state?.freshen();
+    const passes = d.state?.passes() ?? -1;
+    const delay = d.loop?.cumulativeDelayNs() ?? -1;
+    const last = this.#last;
+    if (last !== undefined && passes === this.#lastPasses && delay === this.#lastDelay) return last;
+    this.#lastPasses = passes;
+    this.#lastDelay = delay;
+    return this.#snapshot(0);
+  }
+
+  #snapshot(now: number): Float64Array {
     const t = new Float64Array(this.#size).fill(Number.NaN);
     this.#fill(t);
     this.#last = t;
@@ -86,6 +115,7 @@ export class ThreadWindowCounters implements SpanCounterSource {
     const out: Record<string, number> = {};
     if (!(token instanceof Float64Array) || token.length !== this.#size) return out;
     const now = new Float64Array(this.#size).fill(Number.NaN);
+    this.#d.state?.freshen();
     this.#fill(now);
     const put = (name: string, i: number): void => {
       const d = (now[i] ?? Number.NaN) - (token[i] ?? Number.NaN);
@@ -111,7 +141,6 @@ export class ThreadWindowCounters implements SpanCounterSource {
     const d = this.#d;
     if (d.threadCounters && !d.threadCounters.readSwitchesAndFaults(t)) t.fill(Number.NaN, 0, 4);
     if (d.state) {
-      d.state.freshen();
       t[I_PASSES] = d.state.passes();
       // Without exact reads, switches come from the sampler; faults land in
       // I_MINFLT (the sampler sums minor and major).

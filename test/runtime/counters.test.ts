@@ -125,3 +125,42 @@ test('a span with no sampler pass inside gets no sampler-derived counters (absen
     await rs.stop();
   }
 });
+
+test('span counters from the thread-state table: one snapshot until a pass or a loop tick moves the values', { skip: !linux }, async () => {
+  const rs = new RuntimeSignals(
+    parseRuntimeConfig({}, new Problems(), { spanCounters: 'sampler', threadStateHz: 50, threadStateHost: 'main', perfEvents: false }),
+    new Diagnostics(() => undefined),
+  );
+  await rs.start();
+  try {
+    const src = rs.spanCounters();
+    const passesNow = (): number => rs.stats().threadState?.passes ?? 0;
+    // Past the start-up reads (they wait for the first pass).
+    for (let i = 0; i < 50 && passesNow() === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    await new Promise((res) => setTimeout(res, 30));
+    const a = src.begin();
+    const b = src.begin();
+    assert.ok(a instanceof Float64Array, 'a snapshot');
+    assert.equal(b, a, 'no pass and no loop tick in between: the same snapshot');
+    // Later than the old 1 ms reuse, still without a loop turn: the same
+    // snapshot unless a pass came due (then begin() ran it).
+    const p0 = passesNow();
+    burn(3);
+    const b2 = src.begin();
+    if (passesNow() === p0) assert.equal(b2, a, 'values unchanged 3 ms later: the same snapshot');
+    const passes = passesNow();
+    // Passes at 50 Hz on this thread's loop, and the loop monitor's timer.
+    for (let i = 0; i < 50 && passesNow() === passes; i++) await new Promise((res) => setTimeout(res, 10));
+    assert.ok(passesNow() > passes, 'a pass ran');
+    const c = src.begin();
+    assert.notEqual(c, a, 'a pass since: a new snapshot');
+    burn(5);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    for (let i = 0; i < 3; i++) await new Promise((res) => setTimeout(res, 25));
+    const d = src.end(c);
+    assert.ok((d['profiler.ctx_switches.voluntary'] ?? 0) > 0, JSON.stringify(d));
+    assert.equal(typeof d['profiler.eventloop.delay_ns'], 'number');
+  } finally {
+    await rs.stop();
+  }
+});
