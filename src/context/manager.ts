@@ -6,7 +6,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { FrameBinder, HookBinder } from './binder.js';
 import type { SamplerBinder } from './binder.js';
-import { NO_SPAN, sampleOfSpan, samplerValue } from './sample-context.js';
+import { NO_SPAN, sampleOfContext, sampleOfSpan, samplerValue } from './sample-context.js';
 import type { SampleContext } from './sample-context.js';
 
 /**
@@ -126,8 +126,7 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
 
   /** The SampleContext of the context active now, undefined outside spans (the hooks binder's view). */
   activeSampleOrUndefined(): SampleContext | undefined {
-    const span = trace.getSpan(this.active());
-    return span === undefined ? undefined : sampleOfSpan(span);
+    return sampleOfContext(this.active());
   }
 
   /** The SampleContext of the context active now. */
@@ -213,8 +212,7 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     thisArg: ThisParameterType<F> | undefined,
     args: A,
   ): ReturnType<F> {
-    const span = trace.getSpan(context);
-    const sample = span === undefined ? undefined : sampleOfSpan(span);
+    const sample = sampleOfContext(context);
     // Same span as the one bound: nothing to switch.
     if (sample === hooks.current) return super.with(context, fn, thisArg, ...args);
     const prev = hooks.current;
