@@ -1,5 +1,5 @@
 export { detectContextMode } from './mode.js';
-export { NO_SPAN, spanNameOf, resolveSample, sampleOfContext, sampleOfSpan, localRootOf, noteLocalRoot, noteEnd, sampleName } from './sample-context.js';
+export { NO_SPAN, spanNameOf, resolveSample, sampleOfSpan, localRootOf, noteLocalRoot, noteEnd, sampleName } from './sample-context.js';
 export type { SampleContext } from './sample-context.js';
 export { FrameBinder, HookBinder } from './binder.js';
 export type { SamplerBinder } from './binder.js';

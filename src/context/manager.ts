@@ -6,7 +6,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { FrameBinder, HookBinder } from './binder.js';
 import type { SamplerBinder } from './binder.js';
-import { NO_SPAN, sampleOfContext, sampleOfSpan, samplerValue } from './sample-context.js';
+import { NO_SPAN, sampleOfSpan, samplerValue } from './sample-context.js';
 import type { SampleContext } from './sample-context.js';
 
 /**
@@ -126,7 +126,8 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
 
   /** The SampleContext of the context active now, undefined outside spans (the hooks binder's view). */
   activeSampleOrUndefined(): SampleContext | undefined {
-    return sampleOfContext(this.active());
+    const span = trace.getSpan(this.active());
+    return span === undefined ? undefined : sampleOfSpan(span);
   }
 
   /** The SampleContext of the context active now. */
@@ -212,7 +213,8 @@ export class SpanfuseContextManager extends AsyncLocalStorageContextManager {
     thisArg: ThisParameterType<F> | undefined,
     args: A,
   ): ReturnType<F> {
-    const sample = sampleOfContext(context);
+    const span = trace.getSpan(context);
+    const sample = span === undefined ? undefined : sampleOfSpan(span);
     // Same span as the one bound: nothing to switch.
     if (sample === hooks.current) return super.with(context, fn, thisArg, ...args);
     const prev = hooks.current;

@@ -96,25 +96,6 @@ export function samplerValue(sample: SampleContext): object {
   return (spanSlots.idOf(sample) as unknown as object | undefined) ?? sample;
 }
 
-/** What a Context caches (see {@link sampleOfContext}): its span's SampleContext, or NO_SPAN. */
-const CONTEXT_SAMPLE = Symbol('spanfuse.contextSample');
-type WithContextSample = { [CONTEXT_SAMPLE]?: SampleContext };
-
-/**
- * The SampleContext of the span in `context`, undefined without one. Kept
- * on the Context object on first use (a Context never changes, nor does its
- * span's SampleContext): the hooks binder asks at every callback, and most
- * callbacks of a request run in the same few Contexts.
- */
-export function sampleOfContext(context: Context): SampleContext | undefined {
-  const cached = (context as WithContextSample)[CONTEXT_SAMPLE];
-  if (cached !== undefined) return cached === NO_SPAN ? undefined : cached;
-  const span = trace.getSpan(context);
-  const sample = span === undefined ? undefined : sampleOfSpan(span);
-  if (Object.isExtensible(context)) (context as WithContextSample)[CONTEXT_SAMPLE] = sample ?? NO_SPAN;
-  return sample;
-}
-
 /** The local root recorded at start; without it, from the parent link alone. */
 export function localRootOf(span: Span): string {
   return sampleOfSpan(span).localRootSpanId ?? span.spanContext().spanId;

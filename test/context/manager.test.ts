@@ -9,7 +9,7 @@ import type { Span } from '@opentelemetry/api';
 import { time } from '@datadog/pprof';
 import { start } from '../../src/index.js';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { resolveSample, sampleName, sampleOfContext, sampleOfSpan } from '../../src/context/index.js';
+import { resolveSample, sampleName, sampleOfSpan } from '../../src/context/index.js';
 import { LocalRootProcessor } from '../../src/tracing/index.js';
 import { ThreadContextPublisher } from '../../src/runtime/index.js';
 
@@ -187,24 +187,4 @@ test('thread-context records keep their own ids when many are made (ids parsed i
   assert.equal(Buffer.from(ra.debugBytes().subarray(0, 24)).toString('hex'), a.traceId + a.spanId);
   assert.equal(Buffer.from(rb.debugBytes().subarray(0, 24)).toString('hex'), b.traceId.toLowerCase() + b.spanId);
   assert.equal(pub.contextFor(a), ra, 'one record per span');
-});
-
-test('sampleOfContext: the span\'s SampleContext (kept on the Context), undefined without a span, frozen Contexts answered too', () => {
-  const provider = new BasicTracerProvider({ spanProcessors: [new LocalRootProcessor()] });
-  const tracer = provider.getTracer('soc');
-  const span = tracer.startSpan('op');
-  const ctx = trace.setSpan(ROOT_CONTEXT, span);
-  assert.equal(sampleOfContext(ROOT_CONTEXT.setValue(createContextKey('k'), 1)), undefined);
-  const first = sampleOfContext(ctx);
-  assert.ok(first !== undefined);
-  assert.equal(first, sampleOfSpan(span));
-  assert.equal(sampleOfContext(ctx), first, 'the same object again');
-  const frozen = Object.freeze(trace.setSpan(ROOT_CONTEXT, span));
-  assert.equal(sampleOfContext(frozen), first);
-  // A span of another provider (no processor of ours saw it start) gets one made on first use.
-  const foreign = new BasicTracerProvider().getTracer('x').startSpan('foreign');
-  const fs = sampleOfContext(trace.setSpan(ROOT_CONTEXT, foreign));
-  assert.equal(fs?.spanId, foreign.spanContext().spanId);
-  span.end();
-  foreign.end();
 });
