@@ -20,7 +20,7 @@ import { WallSampler } from './sampler/index.js';
 import type { RawWindow, ThreadIdentity } from './sampler/index.js';
 import { selfTimeTotals } from './core/self-time.js';
 import type { SelfTime } from './core/self-time.js';
-import { runSliced, runSync, sliceRunning, staged } from './core/slices.js';
+import { runSliced, runSync, sliceRunning, staged, stepEvery } from './core/slices.js';
 import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
@@ -670,12 +670,13 @@ export class Spanfuse {
     // Indexed (no iterator result or closure per sample in this
     // once-per-window, interpreted code).
     const samples = w.wall.sample;
+    const due = stepEvery(1024);
     for (let i = 0; i < samples.length; i++) {
       const s = samples[i] as (typeof samples)[number];
       const n = Number(s.value[0] ?? 0);
       this.#samples += n;
       if (spanKey > 0 && findLabel(s.label, spanKey) !== undefined) this.#labelled += n;
-      if ((i + 1) % 1024 === 0) yield;
+      if (due()) yield;
     }
   }
 

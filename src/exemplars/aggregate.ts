@@ -1,6 +1,6 @@
 import { FRAME_GARBAGE_COLLECTION, LABEL_LOCAL_ROOT_SPAN_ID, LABEL_SPAN_ID } from '../core/labels.js';
 import type { WindowProfile } from '../core/window.js';
-import { runSync, STEP_ENTRIES } from '../core/slices.js';
+import { runSync, STEP_ENTRIES, stepEvery } from '../core/slices.js';
 import { FiguresTable } from './figures-table.js';
 import { IdIndex, LeafFunctionTest, sampleTypeIndex } from '../core/profile-index.js';
 import type { Steps } from '../core/slices.js';
@@ -71,12 +71,12 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
   const gc = new LeafFunctionTest(profile, (name) => name === FRAME_GARBAGE_COLLECTION);
 
   if (spanKey > 0 || rootKey > 0) {
-    let n = 0;
+    const due = stepEvery(STEP_ENTRIES);
     // Indexed loops: this runs once per window, interpreted, where for-of
     // allocates an iterator result per element.
     const samples = profile.sample;
     for (let i = 0; i < samples.length; i++) {
-      if (++n % STEP_ENTRIES === 0) yield;
+      if (due()) yield;
       const sample = samples[i] as Sample;
       let spanId: string | undefined;
       let rootId: string | undefined;

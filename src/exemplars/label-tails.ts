@@ -2,7 +2,7 @@ import { LABEL_SPAN_ID } from '../core/labels.js';
 import { findLabel, Label } from '../core/pprof.js';
 import type { Profile } from '../core/pprof.js';
 import type { TailSpanRef, WindowProfile } from '../core/window.js';
-import { runSync, STEP_ENTRIES } from '../core/slices.js';
+import { runSync, STEP_ENTRIES, stepEvery } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 
 /** Sample label naming the operation whose tail the sample's span was in. */
@@ -42,10 +42,10 @@ function* labelProfile(p: Profile, bySpan: ReadonlyMap<string, TailSpanRef>): St
   // One pair of Label objects per tail span, shared by its samples.
   const labels = new Map<string, [Label, Label]>();
   let n = 0;
-  let seen = 0;
+  const due = stepEvery(STEP_ENTRIES);
   const samples = p.sample;
   for (let i = 0; i < samples.length; i++) {
-    if (++seen % STEP_ENTRIES === 0) yield;
+    if (due()) yield;
     const s = samples[i] as (typeof samples)[number];
     const spanLabel = findLabel(s.label, spanKey);
     if (spanLabel === undefined) continue;

@@ -4,7 +4,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import type { SpanCounterSource } from '../core/counters.js';
 import { Diagnostics } from '../core/diagnostics.js';
 import type { TailSpanRef, WindowProfile } from '../core/window.js';
-import { runSync } from '../core/slices.js';
+import { runSync, stepEvery } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { aggregateSteps } from './aggregate.js';
 import type { WindowAggregates } from './aggregate.js';
@@ -96,7 +96,7 @@ interface Held extends HoldEntry {
 const COUNTERS_TOKEN = Symbol('spanfuse.counters');
 type WithToken = { [COUNTERS_TOKEN]?: unknown };
 
-/** Held spans released between two yields of `windowClosedSteps`. */
+/** Held spans released between two yields of `windowClosedSteps` (fewer when they take long: see stepEvery). */
 const RELEASE_STEP = 8;
 
 /** Tail refs kept per window until it closes, and windows tracked at once. */
@@ -233,14 +233,14 @@ export class TailSpanProcessor implements SpanProcessor {
       const stale = this.#hold.takeAllBut(new Set([open]));
       const windows = [this.#previous, agg];
       this.#previous = agg;
-      let n = 0;
+      const due = stepEvery(RELEASE_STEP);
       for (const h of mine) {
+        if (due()) yield;
         this.#releaseSafely(h, windows, undefined);
-        if (++n % RELEASE_STEP === 0) yield;
       }
       for (const h of stale) {
+        if (due()) yield;
         this.#releaseSafely(h, windows, 'partial');
-        if (++n % RELEASE_STEP === 0) yield;
       }
       released = mine.length;
     } catch (err) {

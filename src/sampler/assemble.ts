@@ -1,6 +1,6 @@
 import { Label, LazyStringTable, Line, Location, Profile, Function as PprofFunction, sampleOf, ValueType } from '../core/pprof.js';
 import type { Profile as ProfileT, Sample } from '../core/pprof.js';
-import { STEP_ENTRIES } from '../core/slices.js';
+import { STEP_ENTRIES, stepEvery } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import {
   LABEL_LOCAL_ROOT_SPAN_ID,
@@ -172,7 +172,7 @@ export function* assembleSteps(
   // by (function, line), two string-table indices or ids packed in one
   // number (see pairKey). Indexed loops throughout: for-of in this
   // (interpreted) code allocates an iterator result per element.
-  let n = 0;
+  const due = stepEvery(STEP_ENTRIES);
   const samplesOut: Sample[] = [];
   // Samples with the same stack share one location-id array (see StackPool).
   const pool = new StackPool();
@@ -185,12 +185,13 @@ export function* assembleSteps(
     const strings = packed.strings;
     const str = new Array<number>(strings.length);
     for (let i = 0; i < strings.length; i++) {
+      if (due()) yield;
       str[i] = table.dedup(strings[i] as string);
-      if ((i + 1) % STEP_ENTRIES === 0) yield;
     }
     const fns = packed.functions;
     const fnMap = new Map<number, number>();
     for (let i = 0; i < fns.length; i += 3) {
+      if (due()) yield;
       const name = str[fns[i + 1] as number] ?? 0;
       const file = str[fns[i + 2] as number] ?? 0;
       const k = pairKey(name, file);
@@ -201,11 +202,11 @@ export function* assembleSteps(
         out.function.push(new PprofFunction({ id, name, systemName: name, filename: file }));
       }
       fnMap.set(fns[i] as number, id);
-      if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
     }
     const locs = packed.locations;
     const locMap = new Map<number, number>();
     for (let i = 0; i < locs.length; i += 3) {
+      if (due()) yield;
       const fn = fnMap.get(locs[i + 1] as number) ?? 0;
       const lineNo = locs[i + 2] as number;
       const k = pairKey(fn, lineNo);
@@ -216,19 +217,17 @@ export function* assembleSteps(
         out.location.push(new Location({ id, line: [new Line({ functionId: fn, line: lineNo })] }));
       }
       locMap.set(locs[i] as number, id);
-      if ((i + 3) % (3 * STEP_ENTRIES) === 0) yield;
     }
-    yield;
     const { stackStart, stacks, values, contextIndex: ctx } = packed;
     const vps = packed.valuesPerSample;
     const samples = stackStart.length - 1;
     for (let i = 0; i < samples; i++) {
+      if (due()) yield;
       const locationId = pool.fromPacked(stacks, stackStart[i] as number, stackStart[i + 1] as number, locMap);
       const value = new Array<number>(valuesPerSample);
       for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
       const at = ctx[i] as number;
       samplesOut.push(sampleOf(locationId, value, labelsOf(chunk, at >= 0 ? at : undefined)));
-      if (++n % STEP_ENTRIES === 0) yield;
     }
   }
   out.sample = samplesOut;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSliced, runSync, staged } from '../../src/core/slices.js';
+import { runSliced, runSync, staged, stepEvery, STEP_MAX_MS } from '../../src/core/slices.js';
 import { selfTimeTotals } from '../../src/core/self-time.js';
 
 /** Counts event-loop turns (one setImmediate per turn) until stopped. */
@@ -125,4 +125,34 @@ void test('staged: each stage gets its own time inside slices, nested stages apa
   s.next();
   s.return(undefined);
   assert.ok(cleaned, 'closing the staged steps closed the inner ones');
+});
+
+void test('stepEvery: a step ends after `every` entries, or sooner once it has run STEP_MAX_MS', () => {
+  // Fast entries: exactly every 64th call is due.
+  const fast = stepEvery(64, 60_000);
+  const dueAt: number[] = [];
+  for (let i = 1; i <= 200; i++) if (fast()) dueAt.push(i);
+  assert.deepEqual(dueAt, [64, 128, 192]);
+  // Slow entries (each longer than a quarter of the limit): the step ends
+  // within a clock read (every 8th entry at 64) of reaching the limit, long
+  // before 64 entries.
+  const slow = stepEvery(64);
+  let entries = 0;
+  const start = performance.now();
+  while (!slow()) {
+    entries++;
+    busy(STEP_MAX_MS / 4);
+  }
+  const ms = performance.now() - start;
+  assert.ok(entries < 64, `${entries} entries in the step`);
+  assert.ok(ms >= STEP_MAX_MS, `the step ran ${ms} ms`);
+  // Steps of 8 (a clock read per entry) end at the first entry past the
+  // limit: after the second here (the first if the machine stalled).
+  const few = stepEvery(8);
+  entries = 0;
+  while (!few()) {
+    entries++;
+    busy(STEP_MAX_MS * 0.6);
+  }
+  assert.ok(entries >= 1 && entries <= 2, `${entries} entries in the step`);
 });
