@@ -224,8 +224,7 @@ export function* assembleSteps(
     for (let i = 0; i < samples; i++) {
       if (due()) yield;
       const locationId = pool.fromPacked(stacks, stackStart[i] as number, stackStart[i + 1] as number, locMap);
-      const value = new Array<number>(valuesPerSample);
-      for (let j = 0; j < valuesPerSample; j++) value[j] = j < vps ? (values[i * vps + j] as number) : 0;
+      const value = valuesOf(values, i * vps, vps, valuesPerSample);
       const at = ctx[i] as number;
       samplesOut.push(sampleOf(locationId, value, labelsOf(chunk, at >= 0 ? at : undefined)));
     }
@@ -234,6 +233,23 @@ export function* assembleSteps(
   out.timeNanos = window.startUnixNs;
   out.durationNanos = window.endUnixNs - window.startUnixNs;
   return out;
+}
+
+/**
+ * A sample's values as an array of `n` (missing ones 0). The usual sizes are
+ * literals: packed, with the elements kind their allocation site has seen,
+ * where a `new Array(n)` filled in a loop is holey and moves to a second
+ * backing store when a value is not a small integer (a CPU or wall time
+ * over 2^30 ns).
+ */
+function valuesOf(values: Float64Array, at: number, have: number, n: number): number[] {
+  if (have === n) {
+    if (n === 3) return [values[at] as number, values[at + 1] as number, values[at + 2] as number];
+    if (n === 2) return [values[at] as number, values[at + 1] as number];
+  }
+  const value = new Array<number>(n);
+  for (let j = 0; j < n; j++) value[j] = j < have ? (values[at + j] as number) : 0;
+  return value;
 }
 
 /** Two non-negative integers as one map key: a number while exact (a < 2^21, b < 2^32), else a string. */
