@@ -1,6 +1,5 @@
-import type { Context, HrTime } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { hrTimeToMs } from '../tracing/time.js';
 
 /** Transitions kept between two window closes; beyond, the oldest are lost. */
 const CAPACITY = 8192;
@@ -15,20 +14,18 @@ export interface InFlightTimeline {
   readonly overflowed: boolean;
 }
 
-/** The clock's origin, read once (the getter makes a number each call). */
+/** The clock's origin, read once (the getter makes a number at each call). */
 const ORIGIN_MS = performance.timeOrigin;
-/** How far past the last clock read a span's time is taken without reading the clock (ms). */
-const HORIZON_MS = 1000;
 
 /**
  * Counts the spans in flight on this thread (started, not yet ended) and
  * remembers only when the count leaves or returns to zero: two integer
- * updates per span and no allocation (the times go to a fixed ring). A
- * transition's time is the span's own start or end time, which the SDK
- * took from the same clock just before (a clock read of ours at most once
- * a second, see #mark); kept in order, so a span given an earlier explicit
- * time counts from the last transition. Each thread has its own instance:
- * a worker's spans are its own.
+ * updates per span, a clock read only on those transitions, and no
+ * allocation (the times go to a fixed ring). The clock is read here
+ * (monotonic, µs, as V8 times samples): a span's own start time would not
+ * do, the SDK takes it from `Date.now()` in whole milliseconds, and the
+ * JS work just before a span starts would then count as in flight. Each
+ * thread has its own instance: a worker's spans are its own.
  */
 export class InFlightSpans implements SpanProcessor {
   #count = 0;
@@ -38,38 +35,23 @@ export class InFlightSpans implements SpanProcessor {
   /** Value of #written at the last `take()`. */
   #taken = 0;
   #busyAtTake = false;
-  /** Span times up to this (Unix ms) are taken as they are; see #mark. */
-  #horizon = 0;
 
   get inFlight(): number {
     return this.#count;
   }
 
-  onStart(span: Span, _ctx: Context): void {
-    if (this.#count++ === 0) this.#mark((span as Partial<ReadableSpan>).startTime);
+  onStart(_span: Span, _ctx: Context): void {
+    if (this.#count++ === 0) this.#mark();
   }
 
-  onEnd(span: ReadableSpan): void {
+  onEnd(_span: ReadableSpan): void {
     if (this.#count === 0) return;
-    if (--this.#count === 0) this.#mark(span.endTime);
+    if (--this.#count === 0) this.#mark();
   }
 
-  /** Record a transition at `at` (Unix time), or now when the span has no usable time. */
-  #mark(at: HrTime | undefined): void {
-    const w = this.#written;
-    let ms = hrTimeToMs(at);
-    // A time past the horizon (or none) is checked against the clock, which
-    // is thus read at most once per HORIZON_MS for spans with SDK times; an
-    // explicit future time is taken as now.
-    if (!(ms > 0 && ms <= this.#horizon)) {
-      const now = ORIGIN_MS + performance.now();
-      this.#horizon = now + HORIZON_MS;
-      if (!(ms > 0 && ms <= now)) ms = now;
-    }
-    // Transitions stay sorted (busyAt searches them).
-    if (w > 0) ms = Math.max(ms, this.#times[(w - 1) % CAPACITY] ?? 0);
-    this.#times[w % CAPACITY] = ms;
-    this.#written = w + 1;
+  #mark(): void {
+    this.#times[this.#written % CAPACITY] = ORIGIN_MS + performance.now();
+    this.#written++;
   }
 
   /** The transitions since the last call (window close); O(transitions). */

@@ -11,8 +11,3 @@ export function hrTimeToNanoString(t: HrTime): string {
   if (sec === 0) return String(ns);
   return String(sec) + String(ns).padStart(9, '0');
 }
-
-/** `t` in milliseconds; NaN when it is not a [seconds, nanoseconds] pair. */
-export function hrTimeToMs(t: HrTime | undefined): number {
-  return t !== undefined && t.length === 2 ? t[0] * 1e3 + t[1] / 1e6 : Number.NaN;
-}
