@@ -1,3 +1,4 @@
+import { sampleTimes } from '../core/pprof.js';
 import type { Profile } from '../core/pprof.js';
 import { FRAME_GARBAGE_COLLECTION, LABEL_SPAN_ID, LABEL_TIMESTAMP_NS } from '../core/labels.js';
 import type { InFlightTimeline } from './in-flight.js';
@@ -74,13 +75,15 @@ export function* contextLossSteps(profile: Profile, timeline: InFlightTimeline):
   // Indexed loops: once per window, interpreted, where for-of allocates an
   // iterator result per element.
   const samples = profile.sample;
+  // Times kept beside the samples (see SampleTimes), else their labels.
+  const timesUs = sampleTimes(profile)?.us ?? new Float64Array(0);
   for (let i = 0; i < samples.length; i++) {
     if (due()) yield;
     const s = samples[i] as Profile['sample'][number];
     const n = Number(s.value[iCount] ?? 0);
     if (n === 0 || s.locationId.length === 0 || !work.has(Number(s.locationId[0]))) continue;
     let hasSpan = false;
-    let tsMs = Number.NaN;
+    let tsMs = i < timesUs.length ? (timesUs[i] as number) / 1000 : Number.NaN;
     const labels = s.label;
     for (let j = 0; j < labels.length; j++) {
       const l = labels[j] as Profile['sample'][number]['label'][number];

@@ -46,6 +46,55 @@ export function sampleOf(locationId: Array<number | bigint>, value: Array<number
 }
 
 /**
+ * When each sample of a profile was taken, kept beside its samples instead
+ * of as an `end_timestamp_ns` label of each. A window's samples live from
+ * its assembly until it is written, seconds and several young-generation
+ * collections later; a label object per sample (with its two BigInts, and
+ * a label array per sample to hold it) was what the scavenger copied most
+ * while a large window was built (3.5 of 10.5 MB in one scavenge of a
+ * 60,000-sample window, `bench/gc/survivors.ts`). Without the per-sample
+ * label, every sample of a span shares one label array.
+ *
+ * The writers (pprof, OTLP) and readers of a profile take a sample's time
+ * from here when the profile has times and the sample is inside them, and
+ * from its label otherwise (profiles decoded from files, built by tests, or
+ * a sample appended after assembly), so both forms mean the same.
+ */
+export interface SampleTimes {
+  /** String-table index of `end_timestamp_ns` in the profile. */
+  readonly key: number;
+  /** Per sample, by its index in `sample`: µs since the epoch (an integer), NaN for a sample without a time. */
+  readonly us: Float64Array;
+}
+
+const sampleTimesOf = new WeakMap<Profile, SampleTimes>();
+
+/** The sample times kept beside `p`'s samples, if any. */
+export function sampleTimes(p: Profile): SampleTimes | undefined {
+  return sampleTimesOf.get(p);
+}
+
+/** Keep `times` beside `p`'s samples (index i is `p.sample[i]`); returns `p`. */
+export function setSampleTimes<P extends Profile>(p: P, times: SampleTimes): P {
+  sampleTimesOf.set(p, times);
+  return p;
+}
+
+/**
+ * Sample `i`'s time in ns since the epoch: from `times` when it covers the
+ * sample, else from the sample's `tsKey` label (0 or less: no such key).
+ */
+export function sampleTimeNs(times: SampleTimes | undefined, i: number, labels: readonly Label[], tsKey: number): bigint | undefined {
+  if (times !== undefined && i < times.us.length) {
+    const us = times.us[i] as number;
+    if (!Number.isNaN(us)) return BigInt(us) * 1000n;
+  }
+  if (tsKey <= 0) return undefined;
+  const l = findLabel(labels, tsKey);
+  return l === undefined ? undefined : BigInt(l.num);
+}
+
+/**
  * A pprof string table that keeps strings only. pprof-format's own table
  * encodes every string to UTF-8 the moment it is added and keeps the bytes
  * beside it (a Uint8Array and its ArrayBuffer per string, ~180 bytes on the

@@ -1,4 +1,4 @@
-import { findLabel, Function as PFunction, Label, Line, Location, Mapping, Profile, Sample, StringTable, ValueType } from '../core/pprof.js';
+import { Function as PFunction, Label, Line, Location, Mapping, Profile, Sample, sampleTimeNs, sampleTimes, StringTable, ValueType } from '../core/pprof.js';
 import { LABEL_TIMESTAMP_NS } from '../core/labels.js';
 
 /**
@@ -58,26 +58,24 @@ export function mergeProfiles(parts: readonly Profile[], fromNs: bigint, toNs: b
     const pStart = BigInt(p.timeNanos);
     const inside = pStart >= fromNs && pStart + BigInt(p.durationNanos) <= toNs;
     const pTs = p.stringTable.strings.indexOf(LABEL_TIMESTAMP_NS);
-    for (const smp of p.sample) {
-      const ts = pTs > 0 ? findLabel(smp.label, pTs) : undefined;
-      if (ts === undefined ? !inside : BigInt(ts.num) < fromNs || BigInt(ts.num) > toNs) continue;
+    // A live window's times are kept beside its samples (see SampleTimes).
+    const times = sampleTimes(p);
+    p.sample.forEach((smp, i) => {
+      const ts = sampleTimeNs(times, i, smp.label, pTs);
+      if (ts === undefined ? !inside : ts < fromNs || ts > toNs) return;
       const value: (number | bigint)[] = typeNames.map(() => 0);
       smp.value.forEach((v, t) => {
         const k = slot[t] ?? -1;
         if (k >= 0) value[k] = v;
       });
-      samples.push(
-        new Sample({
-          locationId: smp.locationId.map((id) => locMap.get(Number(id)) ?? 0),
-          value,
-          label: smp.label.map((l) =>
-            Number(l.key) === pTs
-              ? new Label({ key: tsKey, num: l.num })
-              : new Label({ key: s(l.key), str: Number(l.str) === 0 ? 0 : s(l.str), num: l.num, numUnit: Number(l.numUnit) === 0 ? 0 : s(l.numUnit) }),
-          ),
-        }),
-      );
-    }
+      const label: Label[] = [];
+      for (const l of smp.label) {
+        if (Number(l.key) === pTs) continue;
+        label.push(new Label({ key: s(l.key), str: Number(l.str) === 0 ? 0 : s(l.str), num: l.num, numUnit: Number(l.numUnit) === 0 ? 0 : s(l.numUnit) }));
+      }
+      if (ts !== undefined) label.push(new Label({ key: tsKey, num: ts }));
+      samples.push(new Sample({ locationId: smp.locationId.map((id) => locMap.get(Number(id)) ?? 0), value, label }));
+    });
   }
   const period = first?.periodType;
   return new Profile({

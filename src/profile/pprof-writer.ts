@@ -1,3 +1,4 @@
+import { sampleTimes } from '../core/pprof.js';
 import type { Function as PprofFunction, Label, Line, Location, Mapping, Profile, Sample, ValueType } from '../core/pprof.js';
 import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -23,6 +24,10 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
   for (let i = 0; i < p.sampleType.length; i++) valueType(1, p.sampleType[i] as ValueType);
   const due = stepEvery(slice);
   const samples = p.sample;
+  // Times kept beside the samples are written as each one's last label.
+  const times = sampleTimes(p);
+  const timesUs = times?.us ?? new Float64Array(0);
+  const tsKey = times?.key ?? 0;
   for (let i = 0; i < samples.length; i++) {
     if (due()) yield;
     const s = samples[i] as Sample;
@@ -38,6 +43,15 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
       w.varint(3, l.num);
       w.varint(4, l.numUnit);
       w.join();
+    }
+    if (i < timesUs.length) {
+      const us = timesUs[i] as number;
+      if (!Number.isNaN(us)) {
+        w.fork(3);
+        w.varint(1, tsKey);
+        w.varint(3, BigInt(us) * 1000n);
+        w.join();
+      }
     }
     w.join();
   }

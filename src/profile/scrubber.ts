@@ -1,5 +1,5 @@
 import type { Profile } from '../core/pprof.js';
-import { Function as PFunction, Label, LazyStringTable, Mapping, Profile as PprofProfile, sampleOf } from '../core/pprof.js';
+import { Function as PFunction, Label, LazyStringTable, Mapping, Profile as PprofProfile, sampleOf, sampleTimes, setSampleTimes } from '../core/pprof.js';
 import type { Sample, ValueType } from '../core/pprof.js';
 import type { AttributeValue, TailSpanRef, WindowProfile } from '../core/window.js';
 import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
@@ -305,6 +305,15 @@ export class Scrubber {
       }
       sample.push(label === undefined ? s : sampleOf(s.locationId, s.value, label));
     }
+    // Times kept beside the samples (see SampleTimes) keep their indices:
+    // one sample out per sample in. Under a denied key they are left out,
+    // as a number label under one is.
+    let times = sampleTimes(p);
+    if (times !== undefined && modeOf(raw(times.key)) === 'deny') {
+      const us = times.us;
+      for (let i = 0; i < us.length; i++) if (!Number.isNaN(us[i])) this.#count('key');
+      times = undefined;
+    }
 
     // Names are scrubbed here (a memo miss costs a dozen regular
     // expressions): a step every `slice / 8` functions.
@@ -354,7 +363,7 @@ export class Scrubber {
     };
     // No string of the original survives unless a field refers to it as it is.
     for (let i = 1; i < old.length; i++) if (kept[i] !== 1) strings[i] = '';
-    return new PprofProfile({
+    const scrubbed = new PprofProfile({
       ...fields,
       sample,
       mapping,
@@ -365,6 +374,7 @@ export class Scrubber {
       durationNanos: p.durationNanos,
       period: p.period,
     });
+    return times === undefined ? scrubbed : setSampleTimes(scrubbed, times);
   }
 
   #scrubAttributes(attrs: Readonly<Record<string, AttributeValue>>): Record<string, AttributeValue> {

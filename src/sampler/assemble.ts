@@ -1,4 +1,4 @@
-import { Label, LazyStringTable, Line, Location, Profile, Function as PprofFunction, sampleOf, ValueType } from '../core/pprof.js';
+import { Label, LazyStringTable, Line, Location, Profile, Function as PprofFunction, sampleOf, setSampleTimes, ValueType } from '../core/pprof.js';
 import type { Profile as ProfileT, Sample } from '../core/pprof.js';
 import { STEP_ENTRIES, stepEvery } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -70,8 +70,10 @@ export interface PackedChunk {
  * @datadog/pprof wall profile (the period is the closing stop's). Every sample gets
  * the labels of DESIGN.md: thread id and name; with a span, its trace id,
  * span id, flags, name (read now, so a renamed span shows its final name)
- * and local root; with a context, its timestamp. Label objects are built
- * once per span and shared by its samples.
+ * and local root; with a context, its timestamp (`end_timestamp_ns`, kept
+ * beside the samples as the profile's SampleTimes and written as a label).
+ * Label objects and label arrays are built once per span and shared by its
+ * samples.
  */
 export function* assembleSteps(
   chunks: readonly ProfileChunk[],
@@ -115,18 +117,17 @@ export function* assembleSteps(
     }
     return l;
   };
-  // Label arrays are made at their final length: a push past an array's
+  // Label arrays are made at their final length (a push past an array's
   // length grows its store by half again plus 16 slots, and these arrays
-  // live as long as the window. A span's array has a last slot for the
-  // timestamp: its first sample takes the array itself, later ones a copy
-  // (under span load most spans have one or two samples in a window, and
-  // an array kept only to be copied was ~90 bytes per span).
+  // live as long as the window) and shared: every sample of a span has the
+  // same array, samples without a span the thread's. Sample times are kept
+  // beside the samples (see SampleTimes), not as a label of each.
   const spanLabels = (s: SampleContext): Label[] => {
     let set = bySample.get(s);
     if (set === undefined) {
       const name = sampleName(s);
       const root = s.localRootSpanId;
-      set = new Array<Label>(6 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
+      set = new Array<Label>(5 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
       set[0] = threadLabels[0] as Label;
       set[1] = threadLabels[1] as Label;
       set[2] = new Label({ key: key.traceId, str: table.dedup(s.traceId) });
@@ -139,33 +140,15 @@ export function* assembleSteps(
     }
     return set;
   };
-  const labelsOf = (chunk: ProfileChunk, index: number | undefined): Label[] => {
-    if (index === undefined || index >= chunk.contexts.length) return threadLabels;
+  const labelsOf = (chunk: ProfileChunk, index: number): Label[] => {
     // spanfuse binds span-table ids or SampleContexts; a Span or a Context (other callers) resolves too.
     const s = resolveSample(chunk.contexts[index]);
-    const inSpan = s.spanId !== '' && chunk.notInSpan[index] !== true;
-    const ts = new Label({ key: key.ts, num: BigInt(chunk.timestampsUs[index] ?? 0) * 1000n });
-    let out: Label[];
-    if (inSpan) {
-      const set = spanLabels(s);
-      const last = set.length - 1;
-      if (set[last] === undefined) {
-        set[last] = ts;
-        return set;
-      }
-      // A copy (no spread: this code runs once per window, interpreted,
-      // where a spread allocates an iterator result per element).
-      out = new Array<Label>(set.length);
-      for (let i = 0; i < last; i++) out[i] = set[i] as Label;
-      out[last] = ts;
-    } else {
-      out = new Array<Label>(3);
-      out[0] = threadLabels[0] as Label;
-      out[1] = threadLabels[1] as Label;
-      out[2] = ts;
-    }
-    return out;
+    return s.spanId !== '' && chunk.notInSpan[index] !== true ? spanLabels(s) : threadLabels;
   };
+  let total = 0;
+  for (let c = 0; c < chunks.length; c++) total += (chunks[c]?.packed.stackStart.length ?? 1) - 1;
+  // Per sample: when it was taken (µs), NaN without a sampled context.
+  const timesUs = new Float64Array(total).fill(Number.NaN);
 
   // Every chunk's tables are merged into the window's, then its samples
   // added, in time order. Functions are keyed by (name, file) and locations
@@ -226,10 +209,14 @@ export function* assembleSteps(
       const locationId = pool.fromPacked(stacks, stackStart[i] as number, stackStart[i + 1] as number, locMap);
       const value = valuesOf(values, i * vps, vps, valuesPerSample);
       const at = ctx[i] as number;
-      samplesOut.push(sampleOf(locationId, value, labelsOf(chunk, at >= 0 ? at : undefined)));
+      if (at >= 0 && at < chunk.contexts.length) {
+        timesUs[samplesOut.length] = chunk.timestampsUs[at] ?? 0;
+        samplesOut.push(sampleOf(locationId, value, labelsOf(chunk, at)));
+      } else samplesOut.push(sampleOf(locationId, value, threadLabels));
     }
   }
   out.sample = samplesOut;
+  setSampleTimes(out, { key: key.ts, us: timesUs });
   out.timeNanos = window.startUnixNs;
   out.durationNanos = window.endUnixNs - window.startUnixNs;
   return out;

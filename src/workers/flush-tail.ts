@@ -11,7 +11,7 @@ import {
   LABEL_TRACE_FLAGS,
   LABEL_TRACE_ID,
 } from '../core/labels.js';
-import { Function as PprofFunction, Label, Line, Location, Sample } from '../core/pprof.js';
+import { Function as PprofFunction, Label, Line, Location, Sample, sampleTimeNs, sampleTimes } from '../core/pprof.js';
 import type { WindowProfile } from '../core/window.js';
 import { nowUnixNs } from '../sampler/index.js';
 import { fs } from '../core/builtins.js';
@@ -116,10 +116,12 @@ export function addFlushSample(w: WindowProfile, moment: FlushMoment, cpuAtOpenN
   const tsKey = st.strings.indexOf(LABEL_TIMESTAMP_NS);
   let accounted = 0;
   let lastNs = w.startUnixNs;
-  for (const s of p.sample) {
+  const times = sampleTimes(p);
+  p.sample.forEach((s, i) => {
     accounted += Number(s.value[iCpu] ?? 0);
-    for (const l of s.label) if (tsKey > 0 && Number(l.key) === tsKey && BigInt(l.num) > lastNs) lastNs = BigInt(l.num);
-  }
+    const ns = sampleTimeNs(times, i, s.label, tsKey);
+    if (ns !== undefined && ns > lastNs) lastNs = ns;
+  });
   // Only what ran after the last sample belongs to this stack: CPU that no
   // sample accounts for from before (e.g. start-up) is left out.
   const sinceLast = Number(moment.unixNs - lastNs);

@@ -21,7 +21,7 @@ import { runSliced, runSync } from '../../src/core/slices.js';
 import { testSampler, spin } from '../support/sampler.js';
 import type { RawWindow } from '../../src/sampler/index.js';
 import { packTimeProfile, stopCapturing } from '../../src/sampler/native-chunk.js';
-import { findLabel } from '../../src/core/pprof.js';
+import { findLabel, sampleTimeNs, sampleTimes } from '../../src/core/pprof.js';
 import { time } from '../../src/core/dd-pprof.js';
 import { serializeTimeProfile } from '@datadog/pprof/out/src/profile-serializer.js';
 import type { TimeProfile } from '@datadog/pprof/out/src/v8-types.js';
@@ -82,7 +82,11 @@ test('a window of several native chunks is assembled, sliced, into one consisten
     const seen = new Set<string>();
     let spinSamples = 0;
     let spinLabelled = 0;
-    for (const s of p.sample) {
+    // Sample times are kept beside the samples, not as a label of each.
+    const times = sampleTimes(p);
+    assert.ok(times !== undefined && times.key === tsKey && times.us.length === p.sample.length);
+    for (const [i, s] of p.sample.entries()) {
+      assert.ok(!s.label.some((l) => Number(l.key) === tsKey), 'no sample carries its time as a label object');
       for (const id of s.locationId) assert.ok(locationIds.has(Number(id)), 'every stack frame is in the location table');
       assert.ok(s.label.some((l) => Number(l.key) === threadKey), 'every sample names its thread');
       const names = s.locationId.map((id) => {
@@ -96,10 +100,10 @@ test('a window of several native chunks is assembled, sliced, into one consisten
         spinSamples++;
         if (span !== undefined) {
           spinLabelled++;
-          const ts = s.label.find((l) => Number(l.key) === tsKey);
+          const ts = sampleTimeNs(times, i, s.label, tsKey);
           assert.ok(ts !== undefined, 'a sample in a span has its timestamp');
           // A Unix time in ns (not a context index): within the window.
-          assert.ok(BigInt(ts.num) >= raw.startUnixNs - 1_000_000_000n && BigInt(ts.num) <= raw.endUnixNs + 1_000_000_000n);
+          assert.ok(ts >= raw.startUnixNs - 1_000_000_000n && ts <= raw.endUnixNs + 1_000_000_000n);
         }
       }
     }
