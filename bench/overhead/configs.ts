@@ -138,6 +138,26 @@ export const CONFIGS: readonly BenchConfig[] = [
     },
     byDefault: true,
   },
+  {
+    // The issue's "everything on": the heap sampler (its default, in-use
+    // mode), the OTEP-4947 thread context and OTLP export; `spanfuse-all`
+    // adds every other option on top (allocation sampling, which makes V8
+    // collect all garbage at every window's heap profile, all threads'
+    // states, per-span syscall counters, perf counters).
+    name: 'spanfuse-heap-ctx-otlp',
+    description: 'spanfuse defaults plus the heap sampler (in-use), the OTEP-4947 thread context, pprof+OTLP files and OTLP export to a loopback receiver',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: {
+      ...spanfuseBase,
+      heap: { enabled: true },
+      runtime: { ...ALL.threadContext.runtime },
+      ...ALL.otlp,
+    },
+    byDefault: false,
+  },
   plus('heapAllocations', 'the heap sampler with allocations'),
   plus('allThreads', 'thread states of all threads'),
   plus('syscallCounters', 'syscall span counters (getrusage at span start and end)'),
