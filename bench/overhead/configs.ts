@@ -78,18 +78,27 @@ const ALL = {
   otlp: { export: { exporters: ['file', 'otlp'], file: { formats: ['pprof', 'otlp'] }, otlp: { endpoint: '{otlpUrl}' } } },
 } as const;
 
-/** spanfuse defaults plus one part of `spanfuse-all`. */
-function plus(part: keyof typeof ALL, description: string): BenchConfig {
+/** spanfuse through start() with `options` over the bench's base options, not run by default. */
+function spanfuseWith(name: string, description: string, options: Readonly<Record<string, unknown>>): BenchConfig {
   return {
-    name: `spanfuse-plus-${part.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-    description: `spanfuse defaults plus ${description} (one part of spanfuse-all)`,
+    name,
+    description,
     profiler: 'spanfuse',
     tracing: 'spanfuse',
     labels: 'none',
     spanfuseEntry: 'start',
-    spanfuseOptions: { ...spanfuseBase, ...ALL[part] },
+    spanfuseOptions: { ...spanfuseBase, ...options },
     byDefault: false,
   };
+}
+
+/** spanfuse defaults plus one part of `spanfuse-all`. */
+function plus(part: keyof typeof ALL, description: string): BenchConfig {
+  return spanfuseWith(
+    `spanfuse-plus-${part.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+    `spanfuse defaults plus ${description} (one part of spanfuse-all)`,
+    ALL[part],
+  );
 }
 
 export const CONFIGS: readonly BenchConfig[] = [
@@ -138,26 +147,16 @@ export const CONFIGS: readonly BenchConfig[] = [
     },
     byDefault: true,
   },
-  {
-    // The issue's "everything on": the heap sampler (its default, in-use
-    // mode), the OTEP-4947 thread context and OTLP export; `spanfuse-all`
-    // adds every other option on top (allocation sampling, which makes V8
-    // collect all garbage at every window's heap profile, all threads'
-    // states, per-span syscall counters, perf counters).
-    name: 'spanfuse-heap-ctx-otlp',
-    description: 'spanfuse defaults plus the heap sampler (in-use), the OTEP-4947 thread context, pprof+OTLP files and OTLP export to a loopback receiver',
-    profiler: 'spanfuse',
-    tracing: 'spanfuse',
-    labels: 'none',
-    spanfuseEntry: 'start',
-    spanfuseOptions: {
-      ...spanfuseBase,
-      heap: { enabled: true },
-      runtime: { ...ALL.threadContext.runtime },
-      ...ALL.otlp,
-    },
-    byDefault: false,
-  },
+  // The issue's "everything on": the heap sampler (its default, in-use
+  // mode), the OTEP-4947 thread context and OTLP export; `spanfuse-all` adds
+  // every other option on top (allocation sampling, which makes V8 collect
+  // all garbage at every window's heap profile, all threads' states,
+  // per-span syscall counters, perf counters).
+  spanfuseWith(
+    'spanfuse-heap-ctx-otlp',
+    'spanfuse defaults plus the heap sampler (in-use), the OTEP-4947 thread context, pprof+OTLP files and OTLP export to a loopback receiver',
+    { heap: { enabled: true }, runtime: { ...ALL.threadContext.runtime }, ...ALL.otlp },
+  ),
   plus('heapAllocations', 'the heap sampler with allocations'),
   plus('allThreads', 'thread states of all threads'),
   plus('syscallCounters', 'syscall span counters (getrusage at span start and end)'),
