@@ -50,9 +50,9 @@ export function sampleOf(locationId: Array<number | bigint>, value: Array<number
  * of as an `end_timestamp_ns` label of each. A window's samples live from
  * its assembly until it is written, seconds and several young-generation
  * collections later; a label object per sample (with its two BigInts, and
- * a label array per sample to hold it) was what the scavenger copied most
- * while a large window was built (3.5 of 10.5 MB in one scavenge of a
- * 60,000-sample window, `bench/gc/survivors.ts`). Without the per-sample
+ * a label array per sample to hold it) was a sixth of what the scavenger
+ * copied while a large window was built (4.0 of 24.7 MB over the build of
+ * a 60,000-sample window, `bench/gc/survivors.ts`). Without the per-sample
  * label, every sample of a span shares one label array.
  *
  * The writers (pprof, OTLP) and readers of a profile take a sample's time
