@@ -157,6 +157,7 @@ export const CONFIGS: readonly BenchConfig[] = [
     'spanfuse defaults plus the heap sampler (in-use), the OTEP-4947 thread context, pprof+OTLP files and OTLP export to a loopback receiver',
     { heap: { enabled: true }, runtime: { ...ALL.threadContext.runtime }, ...ALL.otlp },
   ),
+  spanfuseWith('spanfuse-plus-heap', 'spanfuse defaults plus the heap sampler in its default, in-use mode (one part of spanfuse-heap-ctx-otlp)', { heap: { enabled: true } }),
   plus('heapAllocations', 'the heap sampler with allocations'),
   plus('allThreads', 'thread states of all threads'),
   plus('syscallCounters', 'syscall span counters (getrusage at span start and end)'),
