@@ -1,4 +1,4 @@
-import { sampleTimes } from '../core/pprof.js';
+import { sampleTimes, sampleTimeUs } from '../core/pprof.js';
 import type { Profile } from '../core/pprof.js';
 import { FRAME_GARBAGE_COLLECTION, LABEL_SPAN_ID, LABEL_TIMESTAMP_NS } from '../core/labels.js';
 import type { InFlightTimeline } from './in-flight.js';
@@ -76,14 +76,14 @@ export function* contextLossSteps(profile: Profile, timeline: InFlightTimeline):
   // iterator result per element.
   const samples = profile.sample;
   // Times kept beside the samples (see SampleTimes), else their labels.
-  const timesUs = sampleTimes(profile)?.us ?? new Float64Array(0);
+  const times = sampleTimes(profile);
   for (let i = 0; i < samples.length; i++) {
     if (due()) yield;
     const s = samples[i] as Profile['sample'][number];
     const n = Number(s.value[iCount] ?? 0);
     if (n === 0 || s.locationId.length === 0 || !work.has(Number(s.locationId[0]))) continue;
     let hasSpan = false;
-    let tsMs = i < timesUs.length ? (timesUs[i] as number) / 1000 : Number.NaN;
+    let tsMs = sampleTimeUs(times, i) / 1000;
     const labels = s.label;
     for (let j = 0; j < labels.length; j++) {
       const l = labels[j] as Profile['sample'][number]['label'][number];

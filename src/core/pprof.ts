@@ -80,15 +80,18 @@ export function setSampleTimes<P extends Profile>(p: P, times: SampleTimes): P {
   return p;
 }
 
+/** Sample `i`'s time kept in `times` (µs since the epoch), NaN when `times` has none for it. */
+export function sampleTimeUs(times: SampleTimes | undefined, i: number): number {
+  return times !== undefined && i < times.us.length ? (times.us[i] as number) : Number.NaN;
+}
+
 /**
  * Sample `i`'s time in ns since the epoch: from `times` when it covers the
  * sample, else from the sample's `tsKey` label (0 or less: no such key).
  */
 export function sampleTimeNs(times: SampleTimes | undefined, i: number, labels: readonly Label[], tsKey: number): bigint | undefined {
-  if (times !== undefined && i < times.us.length) {
-    const us = times.us[i] as number;
-    if (!Number.isNaN(us)) return BigInt(us) * 1000n;
-  }
+  const us = sampleTimeUs(times, i);
+  if (!Number.isNaN(us)) return BigInt(us) * 1000n;
   if (tsKey <= 0) return undefined;
   const l = findLabel(labels, tsKey);
   return l === undefined ? undefined : BigInt(l.num);

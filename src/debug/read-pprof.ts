@@ -1,4 +1,4 @@
-import { Profile, sampleTimes } from '../core/pprof.js';
+import { Profile, sampleTimes, sampleTimeUs } from '../core/pprof.js';
 import type { Profile as ProfileType } from '../core/pprof.js';
 import { FlameError, KEYS, metricSlot } from './model.js';
 import type { MetricSlot, SampleStore } from './model.js';
@@ -74,7 +74,7 @@ export function addProfile(store: SampleStore, p: ProfileType, source: PprofSour
   const stackCache = new Map<string, number>();
   let added = 0;
   // A live window's times are kept beside its samples (see SampleTimes).
-  const timesUs = sampleTimes(p)?.us ?? new Float64Array(0);
+  const times = sampleTimes(p);
   let index = -1;
   for (const s of p.sample) {
     index++;
@@ -92,7 +92,7 @@ export function addProfile(store: SampleStore, p: ProfileType, source: PprofSour
     let localRoot = '';
     let tailOperation = '';
     let tailQuantile = '';
-    const us = index < timesUs.length ? (timesUs[index] as number) : Number.NaN;
+    const us = sampleTimeUs(times, index);
     let timeNs = Number.isNaN(us) ? 0 : us * 1000;
     for (const l of s.label) {
       const k = keyOf.get(Number(l.key));

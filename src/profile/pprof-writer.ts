@@ -1,4 +1,4 @@
-import { sampleTimes } from '../core/pprof.js';
+import { sampleTimes, sampleTimeUs } from '../core/pprof.js';
 import type { Function as PprofFunction, Label, Line, Location, Mapping, Profile, Sample, ValueType } from '../core/pprof.js';
 import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -26,7 +26,6 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
   const samples = p.sample;
   // Times kept beside the samples are written as each one's last label.
   const times = sampleTimes(p);
-  const timesUs = times?.us ?? new Float64Array(0);
   const tsKey = times?.key ?? 0;
   for (let i = 0; i < samples.length; i++) {
     if (due()) yield;
@@ -44,14 +43,12 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
       w.varint(4, l.numUnit);
       w.join();
     }
-    if (i < timesUs.length) {
-      const us = timesUs[i] as number;
-      if (!Number.isNaN(us)) {
-        w.fork(3);
-        w.varint(1, tsKey);
-        w.varint(3, BigInt(us) * 1000n);
-        w.join();
-      }
+    const us = sampleTimeUs(times, i);
+    if (!Number.isNaN(us)) {
+      w.fork(3);
+      w.varint(1, tsKey);
+      w.varint(3, BigInt(us) * 1000n);
+      w.join();
     }
     w.join();
   }

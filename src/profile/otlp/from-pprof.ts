@@ -1,4 +1,4 @@
-import { sampleTimes } from '../../core/pprof.js';
+import { sampleTimes, sampleTimeUs } from '../../core/pprof.js';
 import type { Profile as Pprof } from '../../core/pprof.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
 import { stepEvery } from '../../core/slices.js';
@@ -117,7 +117,6 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
 
   // Times kept beside the samples (see SampleTimes) count as their labels.
   const times = sampleTimes(p);
-  const timesUs = times?.us ?? new Float64Array(0);
   due = stepEvery(slice);
   const samples = p.sample;
   for (let i = 0; i < samples.length; i++) {
@@ -126,11 +125,8 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
     const stack = stacks.get(s.locationId);
     let traceStr = 0;
     let spanStr = 0;
-    let ts: bigint | undefined;
-    if (i < timesUs.length) {
-      const us = timesUs[i] as number;
-      if (!Number.isNaN(us)) ts = BigInt(us) * 1000n;
-    }
+    const us = sampleTimeUs(times, i);
+    let ts = Number.isNaN(us) ? undefined : BigInt(us) * 1000n;
     attrs.length = 0;
     for (const l of s.label) {
       const k = Number(l.key);
