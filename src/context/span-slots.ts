@@ -50,6 +50,15 @@ export const DEFAULT_GRACE_MS = 1000;
 /** Close times kept for windows not labelled yet (builds pending at once are a few). */
 const CLOSES = 16;
 
+/** A SampleContext's fields, writable: what `resolveInto` fills. */
+export interface DecodedSpan {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+  localRootSpanId: string | undefined;
+  name: string | undefined;
+}
+
 export interface SpanSlotsOptions {
   /** See {@link DEFAULT_GRACE_MS}. */
   readonly graceMs?: number;
@@ -188,20 +197,48 @@ export class SpanSlots {
     if (obj !== undefined) return obj;
     let made = this.#decoded.get(id);
     if (made === undefined) {
-      const at = slot * ID_BYTES;
-      const ids = this.#ids;
-      const flags = this.#meta[slot * META]!;
-      const nameIdx = this.#meta[slot * META + 1]!;
-      made = {
-        traceId: ids.toString('hex', at, at + 16),
-        spanId: ids.toString('hex', at + 16, at + 24),
-        traceFlags: flags & 0xff,
-        localRootSpanId: (flags & 0x100) === 0 ? undefined : ids.toString('hex', at + 24, at + 32),
-        name: nameIdx === NO_NAME ? this.#overflowNames.get(slot) : this.#names[nameIdx],
-      };
+      made = this.#decode(slot, { traceId: '', spanId: '', traceFlags: 0, localRootSpanId: undefined, name: undefined });
       this.#decoded.set(id, made);
     }
     return made;
+  }
+
+  /**
+   * Like `resolve`, for the window build, which keeps each span's labels
+   * itself: an ended span's ids are written into `into` (the caller's one
+   * scratch object, overwritten by the next call) instead of a new object
+   * kept until the window is labelled. The live span's SampleContext while
+   * it holds its slot; undefined when the slot was reused (counted stale).
+   * An object per span, cached for the whole build, was a quarter of what
+   * the build of a 60,000-sample window left to the scavenger.
+   */
+  resolveInto(id: number, into: DecodedSpan): SampleContext | undefined {
+    const slot = id & SLOT_MASK;
+    if (this.#gen[slot] !== id >>> SLOT_BITS) {
+      this.#stale++;
+      return undefined;
+    }
+    return this.#objects[slot] ?? this.#decode(slot, into);
+  }
+
+  /**
+   * An ended slot's ids as hex and its name, into `into`. A local root equal
+   * to the span itself (a local root span's own) is the span id's string.
+   */
+  #decode(slot: number, into: DecodedSpan): DecodedSpan {
+    const at = slot * ID_BYTES;
+    const ids = this.#ids;
+    const flags = this.#meta[slot * META]!;
+    const nameIdx = this.#meta[slot * META + 1]!;
+    const spanId = ids.toString('hex', at + 16, at + 24);
+    into.traceId = ids.toString('hex', at, at + 16);
+    into.spanId = spanId;
+    into.traceFlags = flags & 0xff;
+    if ((flags & 0x100) === 0) into.localRootSpanId = undefined;
+    else if (ids.readUInt32LE(at + 24) === ids.readUInt32LE(at + 16) && ids.readUInt32LE(at + 28) === ids.readUInt32LE(at + 20)) into.localRootSpanId = spanId;
+    else into.localRootSpanId = ids.toString('hex', at + 24, at + 32);
+    into.name = nameIdx === NO_NAME ? this.#overflowNames.get(slot) : this.#names[nameIdx];
+    return into;
   }
 
   /** The sampler opened a window (windows are labelled in the order they open); the one before it closed. */

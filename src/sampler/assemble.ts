@@ -14,6 +14,8 @@ import {
 } from '../core/labels.js';
 import { resolveSample, sampleName } from '../context/index.js';
 import type { SampleContext } from '../context/index.js';
+import { spanSlots } from '../context/span-slots.js';
+import type { DecodedSpan } from '../context/span-slots.js';
 import type { ThreadIdentity } from './labels.js';
 import { StackPool } from './stack-pool.js';
 
@@ -122,27 +124,47 @@ export function* assembleSteps(
   // live as long as the window) and shared: every sample of a span has the
   // same array, samples without a span the thread's. Sample times are kept
   // beside the samples (see SampleTimes), not as a label of each.
+  const makeLabels = (s: SampleContext): Label[] => {
+    const name = sampleName(s);
+    const root = s.localRootSpanId;
+    const set = new Array<Label>(5 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
+    set[0] = threadLabels[0] as Label;
+    set[1] = threadLabels[1] as Label;
+    set[2] = new Label({ key: key.traceId, str: table.dedup(s.traceId) });
+    const span = table.dedup(s.spanId);
+    set[3] = new Label({ key: key.spanId, str: span });
+    set[4] = shared(flagLabels, key.flags, table.dedup(flagsHex(s.traceFlags)));
+    let i = 5;
+    if (name !== undefined) set[i++] = shared(nameLabels, key.spanName, table.dedup(name));
+    if (root !== undefined) set[i] = new Label({ key: key.localRoot, str: root === s.spanId ? span : table.dedup(root) });
+    return set;
+  };
   const spanLabels = (s: SampleContext): Label[] => {
     let set = bySample.get(s);
     if (set === undefined) {
-      const name = sampleName(s);
-      const root = s.localRootSpanId;
-      set = new Array<Label>(5 + (name === undefined ? 0 : 1) + (root === undefined ? 0 : 1));
-      set[0] = threadLabels[0] as Label;
-      set[1] = threadLabels[1] as Label;
-      set[2] = new Label({ key: key.traceId, str: table.dedup(s.traceId) });
-      set[3] = new Label({ key: key.spanId, str: table.dedup(s.spanId) });
-      set[4] = shared(flagLabels, key.flags, table.dedup(flagsHex(s.traceFlags)));
-      let i = 5;
-      if (name !== undefined) set[i++] = shared(nameLabels, key.spanName, table.dedup(name));
-      if (root !== undefined) set[i] = new Label({ key: key.localRoot, str: table.dedup(root) });
+      set = makeLabels(s);
       bySample.set(s, set);
     }
     return set;
   };
+  // Span-table ids (what spanfuse binds) are resolved without an object per
+  // ended span (see SpanSlots.resolveInto); their label arrays are keyed by id.
+  const byId = new Map<number, Label[]>();
+  const scratch: DecodedSpan = { traceId: '', spanId: '', traceFlags: 0, localRootSpanId: undefined, name: undefined };
   const labelsOf = (chunk: ProfileChunk, index: number): Label[] => {
-    // spanfuse binds span-table ids or SampleContexts; a Span or a Context (other callers) resolves too.
-    const s = resolveSample(chunk.contexts[index]);
+    const value = chunk.contexts[index];
+    if (typeof value === 'number') {
+      let set = byId.get(value);
+      if (set === undefined) {
+        const s = spanSlots.resolveInto(value, scratch);
+        if (s === undefined || s.spanId === '') return threadLabels;
+        set = s === scratch ? makeLabels(s) : spanLabels(s);
+        byId.set(value, set);
+      }
+      return chunk.notInSpan[index] !== true ? set : threadLabels;
+    }
+    // SampleContexts (no room in the span table), or a Span or a Context (other callers).
+    const s = resolveSample(value);
     return s.spanId !== '' && chunk.notInSpan[index] !== true ? spanLabels(s) : threadLabels;
   };
   let total = 0;

@@ -38,6 +38,29 @@ test('an id resolves to the live span object, then to copies of its labels once 
   assert.deepEqual(slots.stats(), { capacity: 4096, live: 0, ended: 1, stale: 0, full: 0 });
 });
 
+test('resolveInto gives the live object, fills the caller\'s scratch for an ended span (a local root equal to the span shares its string), and counts stale ids as resolve does', () => {
+  const slots = new SpanSlots();
+  slots.opened();
+  const child = sample(5);
+  const root = sample(6);
+  (root as { localRootSpanId: string }).localRootSpanId = root.spanId;
+  const idChild = slots.idOf(child)!;
+  const idRoot = slots.idOf(root)!;
+  const scratch = { traceId: '', spanId: '', traceFlags: 0, localRootSpanId: undefined as string | undefined, name: undefined as string | undefined };
+  assert.equal(slots.resolveInto(idChild, scratch), child, 'live: the object itself');
+  assert.equal(scratch.spanId, '', 'scratch untouched for a live span');
+  slots.release(child);
+  slots.release(root);
+  assert.equal(slots.resolveInto(idChild, scratch), scratch, 'ended: into the scratch object');
+  assert.deepEqual({ ...scratch }, { traceId: child.traceId, spanId: child.spanId, traceFlags: 1, localRootSpanId: child.localRootSpanId, name: child.name });
+  assert.deepEqual({ ...slots.resolveInto(idRoot, scratch)! }, { traceId: root.traceId, spanId: root.spanId, traceFlags: 1, localRootSpanId: root.spanId, name: root.name });
+  assert.equal(scratch.localRootSpanId, scratch.spanId);
+  assert.deepEqual({ ...slots.resolve(idRoot)! }, { ...scratch }, 'resolve() reads the same');
+  assert.equal(slots.resolveInto(idChild + 100, scratch), undefined, 'a slot no span had');
+  assert.equal(slots.resolveInto(idChild + (1 << 18), scratch), undefined, 'another generation of the slot');
+  assert.equal(slots.stats().stale, 2);
+});
+
 test('a slot is reused only after the window the span ended in and the next are labelled; old ids go stale, never to another span', () => {
   const slots = new SpanSlots();
   slots.opened(); // window 1
