@@ -110,6 +110,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
     }
   }
   yield;
+  const names = yield* leafNameSteps(profile, [bySpan, byLocalRoot]);
   return {
     profileId: window.profileId,
     startUnixNs: window.startUnixNs,
@@ -118,7 +119,7 @@ export function* aggregateSteps(window: WindowProfile, maxSpans: number): Steps<
     bySpan,
     byLocalRoot,
     spansDropped,
-    frameName: frameNamer(profile, [bySpan, byLocalRoot]),
+    frameName: (id) => names.get(id) ?? '(unknown)',
   };
 }
 
@@ -130,32 +131,35 @@ function value(values: Numeric[], idx: number): number {
 
 /**
  * Names of the leaf locations the figures point at (and only those),
- * resolved now: the aggregates outlive the window by one more window (see
- * TailSpanProcessor), and a namer reading the window's tables would keep its
- * whole string table (every span's ids) and its location and function lists
- * alive that long. Only the map of names is kept.
+ * resolved now, in steps (a window of 60,000 samples has ~30,000 rows of
+ * figures to visit: one 4-5 ms block as a single step): the aggregates
+ * outlive the window by one more window (see TailSpanProcessor), and a
+ * namer reading the window's tables would keep its whole string table
+ * (every span's ids) and its location and function lists alive that long.
+ * Only the map of names is kept.
  */
-function frameNamer(profile: Profile, figures: readonly FiguresTable[]): (id: number) => string {
-  const names = leafNames(profile, figures);
-  return (id) => names.get(id) ?? '(unknown)';
-}
-
-function leafNames(profile: Profile, figures: readonly FiguresTable[]): Map<number, string> {
+function* leafNameSteps(profile: Profile, figures: readonly FiguresTable[]): Steps<Map<number, string>> {
   const strings = profile.stringTable.strings;
   const locations = new IdIndex(profile.location);
   const functions = new IdIndex(profile.function);
   const names = new Map<number, string>();
-  for (const table of figures) {
-    table.forEachLocation((id) => {
-      if (names.has(id)) return;
-      const line = profile.location[locations.at(id)]?.line[0];
-      const fn = line === undefined ? undefined : profile.function[functions.at(Number(line.functionId))];
-      if (line === undefined || fn === undefined) return;
-      const name = strings[Number(fn.name)] || '(anonymous)';
-      const file = baseName(strings[Number(fn.filename)] ?? '');
-      const lineNo = Number(line.line ?? 0);
-      names.set(id, file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`);
-    });
+  const visit = (id: number): void => {
+    if (names.has(id)) return;
+    const line = profile.location[locations.at(id)]?.line[0];
+    const fn = line === undefined ? undefined : profile.function[functions.at(Number(line.functionId))];
+    if (line === undefined || fn === undefined) return;
+    const name = strings[Number(fn.name)] || '(anonymous)';
+    const file = baseName(strings[Number(fn.filename)] ?? '');
+    const lineNo = Number(line.line ?? 0);
+    names.set(id, file === '' ? name : lineNo > 0 ? `${name} (${file}:${lineNo})` : `${name} (${file})`);
+  };
+  const due = stepEvery(STEP_ENTRIES);
+  for (let t = 0; t < figures.length; t++) {
+    const table = figures[t] as FiguresTable;
+    for (let r = 0; r < table.size; r++) {
+      if (due()) yield;
+      table.forEachLeaf(r, visit);
+    }
   }
   return names;
 }

@@ -129,11 +129,6 @@ export class FiguresTable {
     if (more !== undefined) for (const [loc, n] of more) fn(loc, n);
   }
 
-  /** Calls `fn` with every leaf location id of every row. */
-  forEachLocation(fn: (location: number) => void): void {
-    for (let r = 0; r < this.#count; r++) this.forEachLeaf(r, fn);
-  }
-
   #append(hi: number, lo: number): number {
     const row = this.#count++;
     if ((row + 1) * STRIDE > this.#rows.length) {

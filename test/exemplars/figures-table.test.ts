@@ -55,7 +55,7 @@ test('FiguresTable: the same sums and leaves per id as a Map of objects, across 
     if (!want.has(id)) assert.equal(t.find(id), -1, id);
   }
   const locations = new Set<number>();
-  t.forEachLocation((loc) => locations.add(loc));
+  for (let r = 0; r < t.size; r++) t.forEachLeaf(r, (loc) => locations.add(loc));
   assert.deepEqual([...locations].sort(), [0, 1, 2, 3]);
 });
 
