@@ -75,9 +75,8 @@ export function addProfile(store: SampleStore, p: ProfileType, source: PprofSour
   let added = 0;
   // A live window's times are kept beside its samples (see SampleTimes).
   const times = sampleTimes(p);
-  let index = -1;
-  for (const s of p.sample) {
-    index++;
+  for (let index = 0; index < p.sample.length; index++) {
+    const s = p.sample[index] as ProfileType['sample'][number];
     const lk = s.locationId.join(',');
     let stack = stackCache.get(lk);
     if (stack === undefined) {

@@ -1,4 +1,4 @@
-import { sampleTimes, sampleTimeUs } from '../core/pprof.js';
+import { sampleTimeNs, sampleTimes } from '../core/pprof.js';
 import type { Function as PprofFunction, Label, Line, Location, Mapping, Profile, Sample, ValueType } from '../core/pprof.js';
 import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -43,11 +43,12 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
       w.varint(4, l.numUnit);
       w.join();
     }
-    const us = sampleTimeUs(times, i);
-    if (!Number.isNaN(us)) {
+    // Only the kept time (key 0: its label, if any, was written above).
+    const ns = sampleTimeNs(times, i, labels, 0);
+    if (ns !== undefined) {
       w.fork(3);
       w.varint(1, tsKey);
-      w.varint(3, BigInt(us) * 1000n);
+      w.varint(3, ns);
       w.join();
     }
     w.join();

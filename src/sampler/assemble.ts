@@ -158,7 +158,7 @@ export function* assembleSteps(
       if (set === undefined) {
         const s = spanSlots.resolveInto(value, scratch);
         if (s === undefined || s.spanId === '') return threadLabels;
-        set = s === scratch ? makeLabels(s) : spanLabels(s);
+        set = makeLabels(s);
         byId.set(value, set);
       }
       return chunk.notInSpan[index] !== true ? set : threadLabels;

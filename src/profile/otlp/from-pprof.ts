@@ -1,4 +1,4 @@
-import { sampleTimes, sampleTimeUs } from '../../core/pprof.js';
+import { sampleTimeNs, sampleTimes } from '../../core/pprof.js';
 import type { Profile as Pprof } from '../../core/pprof.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
 import { stepEvery } from '../../core/slices.js';
@@ -125,8 +125,8 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
     const stack = stacks.get(s.locationId);
     let traceStr = 0;
     let spanStr = 0;
-    const us = sampleTimeUs(times, i);
-    let ts = Number.isNaN(us) ? undefined : BigInt(us) * 1000n;
+    // Its label, if any, is read with the others below.
+    let ts = sampleTimeNs(times, i, s.label, 0);
     attrs.length = 0;
     for (const l of s.label) {
       const k = Number(l.key);
