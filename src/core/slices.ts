@@ -40,10 +40,13 @@ export const STEP_MAX_MS = 1;
  * step has run {@link STEP_MAX_MS}:
  * `const due = stepEvery(slice); for (...) { if (due()) yield; ... }`.
  * The clock is read at a step's first entry and then every eighth of
- * `every` entries (at most every 8th; every entry when `every` <= 15).
+ * `every` entries (at most every 8th; every entry when `every` <= 15). An
+ * unbounded step (`every` Infinity: the synchronous exit path) reads it
+ * every 8th entry too.
  */
 export function stepEvery(every: number, maxMs = STEP_MAX_MS): () => boolean {
-  const clockEvery = Math.max(1, Math.min(8, every >> 3));
+  // `Infinity >> 3` is 0: without the test, a clock read per entry.
+  const clockEvery = Math.max(1, Math.min(8, Number.isFinite(every) ? every >> 3 : 8));
   let n = 0;
   let startedAt = 0;
   return () => {

@@ -155,4 +155,10 @@ void test('stepEvery: a step ends after `every` entries, or sooner once it has r
     busy(STEP_MAX_MS * 0.6);
   }
   assert.ok(entries >= 1 && entries <= 2, `${entries} entries in the step`);
+  // Unbounded steps (the synchronous path) read the clock every 8th entry,
+  // not at every one: with no time allowed, the first due entry is the 8th.
+  const unbounded = stepEvery(Infinity, 0);
+  let calls = 1;
+  while (!unbounded()) calls++;
+  assert.equal(calls, 8);
 });
