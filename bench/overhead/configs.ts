@@ -234,6 +234,17 @@ export const CONFIGS: readonly BenchConfig[] = [
     byDefault: false,
   },
   {
+    name: 'spanfuse-perf-events',
+    description:
+      'spanfuse defaults plus hardware perf counters on the main thread (SPANFUSE_PERF_EVENTS=true; none open without a PMU). Up to 2026-12-06 the default, which also opened three software events',
+    profiler: 'spanfuse',
+    tracing: 'spanfuse',
+    labels: 'none',
+    spanfuseEntry: 'start',
+    spanfuseOptions: { ...spanfuseBase, runtime: { perfEvents: true } },
+    byDefault: false,
+  },
+  {
     name: 'spanfuse-hooks-clear',
     description: 'spanfuse defaults, and without AsyncContextFrame (Node 20) the span slot cleared after every callback (the default up to 6e7e4cb)',
     profiler: 'spanfuse',

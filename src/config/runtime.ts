@@ -33,7 +33,21 @@ export interface RuntimeConfig {
    * measured 4-7 µs per span here, 0.4-0.7% of a core at 1k spans/s).
    */
   readonly spanCounters: 'syscall' | 'sampler';
-  /** Tier 1 perf counters (software always tried; hardware where a PMU exists). */
+  /**
+   * Hardware perf counters of the main thread (cycles, instructions, L3
+   * misses) where a PMU exists, per window and per span. Off by default: a
+   * perf event open on a thread adds kernel work to every switch of that
+   * thread (perf's per-task context is switched out and in with it), which
+   * an I/O-bound event loop does at every wake-up. Measured with software
+   * events (no PMU here): one event on the main thread cost +8 to +9 µs per
+   * `fs.promises.readFile` (~8 switches; x1.13 / x1.12 on Node 24 / 20),
+   * and spanfuse's three cost 1.3 / 0.8 points of CPU per request in the
+   * HTTP service (`bench/io`, `bench/overhead`;
+   * `bench/results/cost-2026-12-06T16Z.md`). Hardware events take the same
+   * path plus the PMU's reprogramming. The window's CPU time, switches and
+   * faults of the main thread come from its own counters instead
+   * (getrusage), which cost nothing between reads.
+   */
   readonly perfEvents: boolean;
   /** Publish the OTEP-4719 `OTEL_CTX` process context. */
   readonly processContext: boolean;
@@ -65,7 +79,7 @@ export const RUNTIME_DEFAULTS: RuntimeConfig = {
   // with the worker host too, and its suspected path closed (5e1b1fe).
   threadStateHost: 'main',
   spanCounters: 'sampler',
-  perfEvents: true,
+  perfEvents: false,
   processContext: true,
   // Off by default: a record per span and one more context frame per entry
   // cost ~3 µs per span (scratch micro-benchmark, Node 24); turn it on where

@@ -23,7 +23,9 @@ const { closeSync, existsSync, readSync } = fs;
  * Tier 1: per-thread perf counters read as one group (PERF_FORMAT_GROUP, one
  * read(2) of ~1.3 µs). Counting only, never sampling: no registers or stacks
  * are collected. A counter the kernel refuses is "unsupported" with the
- * reason, never zero.
+ * reason, never zero. An open counter is not free between reads: the kernel
+ * switches the thread's perf context out and in at each of its context
+ * switches (~1 µs a switch measured on this project's VM, `bench/io`).
  */
 export interface PerfEventSpec {
   /** Span attribute name, e.g. `profiler.cpu.cycles`. */
@@ -39,6 +41,13 @@ export const HARDWARE_EVENTS: readonly PerfEventSpec[] = [
   { name: 'profiler.l3.misses', type: PERF_TYPE_HW_CACHE, config: PERF_HW_CACHE_LL_READ_MISS },
 ];
 
+/**
+ * Kernel software counters. spanfuse no longer opens them (the main
+ * thread's CPU time, switches and faults come from getrusage, which costs
+ * nothing between reads, where an open perf event taxes every switch of its
+ * thread; see `RuntimeConfig.perfEvents`); kept for `PerfGroup`'s own checks
+ * on machines without a PMU.
+ */
 export const SOFTWARE_EVENTS: readonly PerfEventSpec[] = [
   { name: 'perf.task_clock_ns', type: PERF_TYPE_SOFTWARE, config: PERF_COUNT_SW_TASK_CLOCK },
   { name: 'perf.context_switches', type: PERF_TYPE_SOFTWARE, config: PERF_COUNT_SW_CONTEXT_SWITCHES },

@@ -7,7 +7,7 @@ import { runSync } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
 import { LoopGcMonitor } from './loop-gc.js';
 import { buildOffCpuProfile } from './offcpu-profile.js';
-import { HARDWARE_EVENTS, PerfGroup, SOFTWARE_EVENTS } from './perf-events.js';
+import { HARDWARE_EVENTS, PerfGroup } from './perf-events.js';
 import { detectPlatform } from './platform.js';
 import type { Platform } from './platform.js';
 import type { StateSnapshot } from './state-reader.js';
@@ -35,13 +35,21 @@ export interface RuntimeStats {
   readonly threadState: ThreadStateStats | undefined;
   readonly threadpool: ThreadpoolNaming | undefined;
   readonly counterSource: 'getrusage' | 'proc' | 'none';
-  readonly perfSoftware: readonly string[];
+  /** Hardware perf counters open on the main thread (none without a PMU or with perf events off). */
+  readonly perfHardware: readonly string[];
   /** Counter name -> why it is not offered. */
   readonly unsupported: Readonly<Record<string, string>>;
   /** OTEP-4719 process context: 'memfd' / 'anonymous' mapping, 'disabled', or why not. */
   readonly processContext: string;
   /** OTEP-4947 thread context: 'active' or why not. */
   readonly threadContext: string;
+}
+
+/** The main thread's cumulative counters (see `#mainWindow`). */
+interface MainCounters {
+  readonly cpuNs: number;
+  readonly switches: number;
+  readonly faults: number;
 }
 
 export interface RuntimeStartOptions {
@@ -64,11 +72,13 @@ export class RuntimeSignals {
   #prev: StateSnapshot = new Map();
   #counters: ThreadCounterReader | undefined;
   #hardware: PerfGroup | undefined;
-  #software: PerfGroup | undefined;
   readonly #unsupported: Record<string, string> = {};
   #spanSource: SpanCounterSource | undefined;
   /** Previous window's perf readings (main thread), by counter name. */
   readonly #perfPrev = new Map<string, number>();
+  /** The main thread's own counters at the previous window close. */
+  #mainPrev: MainCounters | undefined;
+  #stopped = false;
   #started = false;
   readonly #processContext = new ProcessContextPublisher();
   #processContextResult: PublishResult | undefined;
@@ -121,15 +131,12 @@ export class RuntimeSignals {
     if (this.#counters.source === 'proc') {
       this.#diag.warnOnce('runtime.koffi', 'spanfuse: koffi not available; per-thread counters come from /proc (slower)');
     }
+    // Baseline for the first window's deltas.
+    this.#mainWindow({});
     if (this.#c.perfEvents) {
       const hw = PerfGroup.open(HARDWARE_EVENTS);
       this.#hardware = hw.group;
       Object.assign(this.#unsupported, hw.unsupported);
-      const sw = PerfGroup.open(SOFTWARE_EVENTS);
-      this.#software = sw.group;
-      Object.assign(this.#unsupported, sw.unsupported);
-      // Baseline for the first window's deltas.
-      this.#perfWindow(this.#software, {});
       this.#perfWindow(this.#hardware, {});
     } else {
       for (const e of HARDWARE_EVENTS) this.#unsupported[e.name] = 'perf events disabled by configuration';
@@ -246,7 +253,7 @@ export class RuntimeSignals {
       for (const [name, reason] of Object.entries(this.#unsupported)) {
         attributes[`profiler.unsupported.${name.replace(/^profiler\./, '')}`] = reason;
       }
-      this.#perfWindow(this.#software, attributes);
+      this.#mainWindow(attributes);
       this.#perfWindow(this.#hardware, attributes);
       current = reader?.snapshot();
     } catch (err) {
@@ -297,7 +304,35 @@ export class RuntimeSignals {
     return { offCpuNs: off, futexNs: futex, ...(rq !== undefined ? { runqueueNs: rq } : {}) };
   }
 
-  /** Main-thread perf counter deltas over the window: `runtime.main.<counter>`. */
+  /**
+   * The main thread's CPU time, context switches and page faults over the
+   * window, from its own counters (getrusage or /proc, read once per
+   * window): `runtime.main.task_clock_ns`, `runtime.main.context_switches`,
+   * `runtime.main.page_faults`. (The names are perf's: these came from perf
+   * software events until 2026-12-06. A perf event open on a thread makes
+   * every switch of that thread dearer; see `RuntimeConfig.perfEvents`.)
+   */
+  #mainWindow(attributes: Record<string, AttributeValue>): void {
+    // After stop() the reader is closed (a read would open its files again).
+    const c = this.#stopped ? undefined : this.#counters?.read();
+    if (c === undefined) return;
+    const now: MainCounters = {
+      cpuNs: c.onCpuNs ?? c.cpuUserNs + c.cpuSystemNs,
+      switches: c.ctxSwitchesVoluntary + c.ctxSwitchesInvoluntary,
+      faults: c.minorFaults + c.majorFaults,
+    };
+    const prev = this.#mainPrev;
+    this.#mainPrev = now;
+    if (prev === undefined) return;
+    const put = (name: string, d: number): void => {
+      if (Number.isFinite(d)) attributes[`runtime.main.${name}`] = Math.max(0, d);
+    };
+    put('task_clock_ns', now.cpuNs - prev.cpuNs);
+    put('context_switches', now.switches - prev.switches);
+    put('page_faults', now.faults - prev.faults);
+  }
+
+  /** Main-thread hardware counter deltas over the window: `runtime.main.<counter>`. */
   #perfWindow(group: PerfGroup | undefined, attributes: Record<string, AttributeValue>): void {
     if (!group) return;
     const values = new Float64Array(group.names.length);
@@ -316,7 +351,7 @@ export class RuntimeSignals {
       threadState: this.#sampler?.stats(),
       threadpool: this.inventory.threadpool,
       counterSource: this.#counters?.source ?? 'none',
-      perfSoftware: this.#software?.names ?? [],
+      perfHardware: this.#hardware?.names ?? [],
       unsupported: { ...this.#unsupported },
       processContext:
         this.#processContextResult === undefined
@@ -331,11 +366,11 @@ export class RuntimeSignals {
 
   /** Idempotent. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     this.#loop.stop();
     await this.#sampler?.stop();
     this.#hardware?.close();
-    this.#software?.close();
     this.#counters?.close();
-    this.#hardware = this.#software = undefined;
+    this.#hardware = undefined;
   }
 }

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { readdirSync, readlinkSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { Diagnostics } from '../../src/core/diagnostics.js';
 import { Problems } from '../../src/config/env.js';
@@ -76,10 +77,11 @@ test(`span counters (${mode}, thread state on ${host}): present where supported,
       assert.equal(w.attributes[`profiler.unsupported.${name.slice('profiler.'.length)}`], reason);
     }
     assert.ok(typeof w.attributes['runtime.gc.count'] === 'number');
-    if (stats.perfSoftware.includes('perf.task_clock_ns')) {
-      assert.ok(Number(w.attributes['runtime.main.task_clock_ns']) > 10e6, 'main thread burned >10 ms of task clock in the window');
-    } else {
-      assert.ok(stats.unsupported['perf.task_clock_ns'], 'software perf counters absent with a reason');
+    // The main thread's own counters over the window (getrusage or /proc, no perf event).
+    if (stats.counterSource !== 'none') {
+      assert.ok(Number(w.attributes['runtime.main.task_clock_ns']) > 10e6, `main thread burned >10 ms in the window: ${w.attributes['runtime.main.task_clock_ns']}`);
+      assert.ok(Number(w.attributes['runtime.main.context_switches']) >= 5, `its sleeps are switches: ${w.attributes['runtime.main.context_switches']}`);
+      assert.ok(Number(w.attributes['runtime.main.page_faults']) >= 0);
     }
     assert.ok((d['profiler.ctx_switches.voluntary'] ?? 0) > 0, 'sleeps are voluntary switches');
     if (host === 'worker') assert.ok((d['profiler.futex.wait_ns'] ?? 0) > 0, 'Atomics.wait is a futex wait');
@@ -88,6 +90,32 @@ test(`span counters (${mode}, thread state on ${host}): present where supported,
   }
 });
 }
+
+/** perf event file descriptors open in this process. */
+function perfEventFds(): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[perf_event]') n++;
+    } catch {
+      // closed meanwhile (the directory's own fd)
+    }
+  }
+  return n;
+}
+
+test('at defaults no perf event is opened on the main thread (each would tax its every context switch)', { skip: !linux }, async () => {
+  const before = perfEventFds();
+  const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems()), new Diagnostics(() => undefined));
+  await rs.start();
+  try {
+    assert.equal(perfEventFds(), before);
+    assert.deepEqual(rs.stats().perfHardware, []);
+    assert.equal(rs.stats().unsupported['profiler.cpu.cycles'], 'perf events disabled by configuration');
+  } finally {
+    await rs.stop();
+  }
+});
 
 test('runtime config: code > env > default, problems named', () => {
   const p = new Problems();
