@@ -41,8 +41,10 @@ export interface RuntimeConfig {
    * an I/O-bound event loop does at every wake-up. Measured with software
    * events (no PMU here): one event on the main thread cost +8 to +9 µs per
    * `fs.promises.readFile` (~8 switches; x1.13 / x1.12 on Node 24 / 20),
-   * and spanfuse's three cost 1.3 / 0.8 points of CPU per request in the
-   * HTTP service (`bench/io`, `bench/overhead`;
+   * and spanfuse's three cost 1.9 points of CPU per request in the HTTP
+   * service below saturation (one connection, Node 24; within the noise
+   * when saturated, where the loop rarely sleeps) (`bench/io`,
+   * `bench/overhead`;
    * `bench/results/cost-2026-12-06T16Z.md`). Hardware events take the same
    * path plus the PMU's reprogramming. The window's CPU time, switches and
    * faults of the main thread come from its own counters instead
