@@ -1,5 +1,6 @@
 /**
- * Command-line helpers shared by the single-file benchmarks (eventloop, idle).
+ * Command-line and statistics helpers shared by the single-file benchmarks
+ * (eventloop, idle, spans, io).
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,4 +25,12 @@ export function keyValues(args: readonly string[], flag: string): [string, strin
     if (k) out.push([k, v.join('=')]);
   });
   return out;
+}
+
+/** The median (the mean of the middle two for an even count); NaN when empty. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }

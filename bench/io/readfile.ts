@@ -19,12 +19,13 @@
 //   taskset -c 0 node dist/bench/io/readfile.js [--rounds 7] [--ops 20000]
 //        [--variants control,control-perf-event,spanfuse,spanfuse-perf-events] [--node /path/to/node]
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { option } from '../args.js';
+import { median, option } from '../args.js';
+import { runRounds } from '../rounds.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
 const VARIANTS = ['control', 'control-perf-event', 'spanfuse', 'spanfuse-perf-events'] as const;
@@ -39,19 +40,6 @@ interface ChildResult {
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string): string => option(argv, `--${name}`, dflt);
-
-/** perf event file descriptors open in this process. */
-function perfEventFds(): number {
-  let n = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[perf_event]') n++;
-    } catch {
-      // the directory's own fd, closed by now
-    }
-  }
-  return n;
-}
 
 async function child(variant: VariantName, ops: number, file: string): Promise<void> {
   const api = await import('@opentelemetry/api');
@@ -101,16 +89,11 @@ async function child(variant: VariantName, ops: number, file: string): Promise<v
     cpu.push(((c1.user + c1.system) * 1000) / seg);
     wall.push(Number(t1 - t0) / seg);
   }
-  const perfFds = perfEventFds();
+  const { perfEventFdCount } = await import('../../src/runtime/perf-events.js');
+  const perfFds = perfEventFdCount();
   await stop();
   const res: ChildResult = { variant, cpuNsPerOp: median(cpu), wallNsPerOp: median(wall), perfFds };
   process.stdout.write(JSON.stringify(res) + '\n');
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function parent(): void {
@@ -123,11 +106,12 @@ function parent(): void {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-io-'));
   const file = join(dir, 'data.bin');
   writeFileSync(file, Buffer.alloc(4096, 7));
-  const results = new Map<VariantName, ChildResult[]>(variants.map((v) => [v, []]));
+  let results: Map<VariantName, ChildResult[]>;
   try {
-    for (let r = 0; r < rounds; r++) {
-      const order = variants.map((_, i) => variants[(i + r) % variants.length]!);
-      for (const v of order) {
+    results = runRounds<VariantName, ChildResult>(
+      rounds,
+      variants,
+      (v, r) => {
         const env: NodeJS.ProcessEnv = {
           ...process.env,
           SPANFUSE_OUTPUT_DIR: join(dir, `${v}-${r}`),
@@ -135,12 +119,10 @@ function parent(): void {
         };
         // The spanfuse variant runs at the defaults: no override of the switch.
         if (v === 'spanfuse') delete env.SPANFUSE_PERF_EVENTS;
-        const p = spawnSync(node, [self, '--child', v, '--ops', String(ops), '--file', file], { env, encoding: 'utf8', timeout: 300_000 });
-        if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);
-        const line = p.stdout.trim().split('\n').pop() ?? '';
-        results.get(v)!.push(JSON.parse(line) as ChildResult);
-      }
-    }
+        return { args: [self, '--child', v, '--ops', String(ops), '--file', file], env };
+      },
+      node,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -31,7 +31,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { option } from '../args.js';
+import { median, option } from '../args.js';
+import { runRounds } from '../rounds.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 
 const VARIANTS = [
@@ -122,12 +123,6 @@ async function child(variant: VariantName, spans: number): Promise<void> {
   process.stdout.write(JSON.stringify(res) + '\n');
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 function parent(): void {
   const rounds = Number(opt('rounds', '9'));
   const spans = Number(opt('spans', '100000'));
@@ -136,12 +131,14 @@ function parent(): void {
   const nodeArgs = argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
   const self = fileURLToPath(import.meta.url);
   const out = mkdtempSync(join(tmpdir(), 'spanfuse-per-span-'));
-  const results = new Map<VariantName, ChildResult[]>(variants.map((v) => [v, []]));
+  let results: Map<VariantName, ChildResult[]>;
   try {
-    for (let r = 0; r < rounds; r++) {
-      const order = variants.map((_, i) => variants[(i + r) % variants.length]!);
-      for (const v of order) {
-        const env: NodeJS.ProcessEnv = {
+    results = runRounds<VariantName, ChildResult>(
+      rounds,
+      variants,
+      (v, r) => ({
+        args: [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', String(reenter)],
+        env: {
           ...process.env,
           SPANFUSE_OUTPUT_DIR: join(out, `${v}-${r}`),
           SPANFUSE_THREAD_CONTEXT: v === 'spanfuse-tc' ? 'true' : 'false',
@@ -149,13 +146,10 @@ function parent(): void {
           SPANFUSE_TAIL_ENABLED: v === 'spanfuse-notail' ? 'false' : 'true',
           SPANFUSE_THREAD_STATE_HOST: v === 'spanfuse-state-worker' ? 'worker' : 'main',
           SPANFUSE_CLEAR_CONTEXT_BETWEEN_CALLBACKS: v === 'spanfuse-hooks-clear' ? 'true' : 'false',
-        };
-        const p = spawnSync(node, [...nodeArgs, self, '--child', v, '--spans', String(spans), '--reenter', String(reenter)], { env, encoding: 'utf8', timeout: 300_000 });
-        if (p.status !== 0) throw new Error(`${v} round ${r} failed (${p.status ?? p.signal}): ${p.stderr}`);
-        const line = p.stdout.trim().split('\n').pop() ?? '';
-        results.get(v)!.push(JSON.parse(line) as ChildResult);
-      }
-    }
+        },
+      }),
+      node,
+    );
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

@@ -17,7 +17,7 @@ import {
 } from './perf-attr.js';
 import { fs } from '../core/builtins.js';
 
-const { closeSync, existsSync, readSync } = fs;
+const { closeSync, existsSync, readSync, readdirSync, readlinkSync } = fs;
 
 /**
  * Tier 1: per-thread perf counters read as one group (PERF_FORMAT_GROUP, one
@@ -69,6 +69,25 @@ export function perfErrnoReason(errno: number, pmuPresent: boolean): string {
   if (errno === 2 || errno === 19 || errno === 95) return `${name}: ${pmuPresent ? 'event not supported by the PMU' : 'no hardware PMU'}`;
   if (errno === 13 || errno === 1) return `${name}: perf events not permitted (perf_event_paranoid, seccomp or missing CAP_PERFMON)`;
   return `${name}: perf_event_open failed`;
+}
+
+/** perf event file descriptors open in this process (Linux; 0 where /proc is missing). */
+export function perfEventFdCount(procSelf = '/proc/self'): number {
+  let names: string[];
+  try {
+    names = readdirSync(`${procSelf}/fd`);
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  for (const fd of names) {
+    try {
+      if (readlinkSync(`${procSelf}/fd/${fd}`) === 'anon_inode:[perf_event]') n++;
+    } catch {
+      // closed meanwhile (the directory's own fd)
+    }
+  }
+  return n;
 }
 
 export function pmuPresent(sysfs = '/sys/bus/event_source/devices/cpu'): boolean {

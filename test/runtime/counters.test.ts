@@ -1,10 +1,10 @@
 import { test } from 'node:test';
-import { readdirSync, readlinkSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { Diagnostics } from '../../src/core/diagnostics.js';
 import { Problems } from '../../src/config/env.js';
 import { parseRuntimeConfig } from '../../src/config/runtime.js';
 import { RuntimeSignals, ThreadCounterReader } from '../../src/runtime/index.js';
+import { perfEventFdCount } from '../../src/runtime/perf-events.js';
 
 const linux = process.platform === 'linux';
 
@@ -91,25 +91,12 @@ test(`span counters (${mode}, thread state on ${host}): present where supported,
 });
 }
 
-/** perf event file descriptors open in this process. */
-function perfEventFds(): number {
-  let n = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[perf_event]') n++;
-    } catch {
-      // closed meanwhile (the directory's own fd)
-    }
-  }
-  return n;
-}
-
 test('at defaults no perf event is opened on the main thread (each would tax its every context switch)', { skip: !linux }, async () => {
-  const before = perfEventFds();
+  const before = perfEventFdCount();
   const rs = new RuntimeSignals(parseRuntimeConfig({}, new Problems()), new Diagnostics(() => undefined));
   await rs.start();
   try {
-    assert.equal(perfEventFds(), before);
+    assert.equal(perfEventFdCount(), before);
     assert.deepEqual(rs.stats().perfHardware, []);
     assert.equal(rs.stats().unsupported['profiler.cpu.cycles'], 'perf events disabled by configuration');
   } finally {
