@@ -46,6 +46,17 @@ function nextAsk(answer: FlushAnswer | undefined, when: FlushWhen, msLeft: numbe
   return undefined;
 }
 
+/**
+ * Least time the exit's wait gives the workers from when it starts (ms),
+ * however much of the bound the main thread's own exit work (its last
+ * window, held tail spans handed to the app's processors, file writes) used
+ * up after they were asked. On a starved machine that work alone can outlast
+ * the bound, and a wait that then asked nothing more lost the open window of
+ * every worker in a synchronous loop: 20 of 20 timed out, none interrupted,
+ * in one CI run (2026-12-06).
+ */
+export const EXIT_MIN_WAIT_MS = 1500;
+
 /** A worker asked to flush at exit. */
 interface Asked {
   readonly id: number;
@@ -165,12 +176,13 @@ export class WorkerFlusher {
    * once: they write in parallel), and return the wait. The wait blocks this
    * thread (Atomics.wait on the shared table: no event-loop turn comes in an
    * `exit` listener) until each worker answered, or until `timeoutMs` after
-   * the asking, in all; it returns how many wrote a window. Same protocol as
+   * the asking, in all, but at least `minWaitMs` from the wait's own start
+   * ({@link EXIT_MIN_WAIT_MS}); it returns how many wrote a window. Same protocol as
    * {@link flush}: on the worker's next turn first, inside the interrupt
    * after TURN_WAIT_MS, asked again when busy.
    */
-  flushAllForExit(timeoutMs: number): () => number {
-    const until = performance.now() + timeoutMs;
+  flushAllForExit(timeoutMs: number, minWaitMs = EXIT_MIN_WAIT_MS): () => number {
+    const askedUntil = performance.now() + timeoutMs;
     const asked: Asked[] = [];
     if (!this.#closed) {
       for (const [id, sessionId] of this.#sessions) {
@@ -181,6 +193,7 @@ export class WorkerFlusher {
     let done = false;
     return () => {
       let wrote = 0;
+      const until = Math.max(askedUntil, performance.now() + Math.min(minWaitMs, timeoutMs));
       try {
         // Every worker whose loop gave no turn in time is asked to write at
         // once before any of those answers is waited for: they write in

@@ -26,6 +26,33 @@ for (const [sync, workers] of [
   });
 }
 
+// The main thread's own exit work (its last window, held spans, file
+// writes) can outlast the workers' 2 s bound, as CPU starvation made it once
+// in CI: the wait then asked nothing more and every worker in a synchronous
+// loop lost its window (20 of 20 timed out, none interrupted). The wait now
+// gives them EXIT_MIN_WAIT_MS from its own start. Here the fixture drives a
+// flusher of its own with 2.5 s of work between asking and waiting.
+test('an exit wait that starts after the bound still has workers in a synchronous loop write their windows', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exitlate-'));
+  const r = await runNode(['--import', 'spanfuse/register', fixture('worker-exit-flush-app')], {
+    SPANFUSE_OUTPUT_DIR: dir,
+    SPANFUSE_SAMPLING_INTERVAL_US: '2000',
+    WORKERS: '6',
+    SYNC: '1',
+    LATE_WAIT_MS: '2500',
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const late = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { late?: { wrote: number; interrupted: number; timedOut: number } })
+    .find((o) => o.late !== undefined)?.late;
+  assert.ok(late, r.stdout);
+  assert.equal(late.interrupted, 6, r.stdout);
+  assert.equal(late.wrote, 6, r.stdout);
+  assert.equal(late.timedOut, 0, r.stdout);
+});
+
 async function exitWhileRunning(sync: boolean, workers: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exitflush-'));
   const r = await runNode(['--import', 'spanfuse/register', fixture('worker-exit-flush-app')], {
