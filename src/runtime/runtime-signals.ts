@@ -45,13 +45,6 @@ export interface RuntimeStats {
   readonly threadContext: string;
 }
 
-/** The main thread's cumulative counters (see `#mainWindow`). */
-interface MainCounters {
-  readonly cpuNs: number;
-  readonly switches: number;
-  readonly faults: number;
-}
-
 export interface RuntimeStartOptions {
   /** Resource attributes to publish in the OTEP-4719 process context. */
   readonly resource?: Readonly<Record<string, ContextValue>>;
@@ -74,10 +67,8 @@ export class RuntimeSignals {
   #hardware: PerfGroup | undefined;
   readonly #unsupported: Record<string, string> = {};
   #spanSource: SpanCounterSource | undefined;
-  /** Previous window's perf readings (main thread), by counter name. */
-  readonly #perfPrev = new Map<string, number>();
-  /** The main thread's own counters at the previous window close. */
-  #mainPrev: MainCounters | undefined;
+  /** The main thread's counters at the previous window close, by `runtime.main.` name. */
+  readonly #mainPrev = new Map<string, number>();
   #stopped = false;
   #started = false;
   readonly #processContext = new ProcessContextPublisher();
@@ -316,20 +307,9 @@ export class RuntimeSignals {
     // After stop() the reader is closed (a read would open its files again).
     const c = this.#stopped ? undefined : this.#counters?.read();
     if (c === undefined) return;
-    const now: MainCounters = {
-      cpuNs: c.onCpuNs ?? c.cpuUserNs + c.cpuSystemNs,
-      switches: c.ctxSwitchesVoluntary + c.ctxSwitchesInvoluntary,
-      faults: c.minorFaults + c.majorFaults,
-    };
-    const prev = this.#mainPrev;
-    this.#mainPrev = now;
-    if (prev === undefined) return;
-    const put = (name: string, d: number): void => {
-      if (Number.isFinite(d)) attributes[`runtime.main.${name}`] = Math.max(0, d);
-    };
-    put('task_clock_ns', now.cpuNs - prev.cpuNs);
-    put('context_switches', now.switches - prev.switches);
-    put('page_faults', now.faults - prev.faults);
+    this.#mainDelta(attributes, 'task_clock_ns', c.onCpuNs ?? c.cpuUserNs + c.cpuSystemNs);
+    this.#mainDelta(attributes, 'context_switches', c.ctxSwitchesVoluntary + c.ctxSwitchesInvoluntary);
+    this.#mainDelta(attributes, 'page_faults', c.minorFaults + c.majorFaults);
   }
 
   /** Main-thread hardware counter deltas over the window: `runtime.main.<counter>`. */
@@ -337,12 +317,15 @@ export class RuntimeSignals {
     if (!group) return;
     const values = new Float64Array(group.names.length);
     if (!group.read(values)) return;
-    group.names.forEach((name, i) => {
-      const v = values[i] ?? 0;
-      const prev = this.#perfPrev.get(name);
-      this.#perfPrev.set(name, v);
-      if (prev !== undefined) attributes[`runtime.main.${name.replace(/^(profiler|perf)\./, '')}`] = Math.max(0, v - prev);
-    });
+    group.names.forEach((name, i) => this.#mainDelta(attributes, name.replace(/^profiler\./, ''), values[i] ?? 0));
+  }
+
+  /** `runtime.main.<name>`: the growth of cumulative `value` since the last window (none the first time). */
+  #mainDelta(attributes: Record<string, AttributeValue>, name: string, value: number): void {
+    const prev = this.#mainPrev.get(name);
+    this.#mainPrev.set(name, value);
+    const d = prev === undefined ? Number.NaN : value - prev;
+    if (Number.isFinite(d)) attributes[`runtime.main.${name}`] = Math.max(0, d);
   }
 
   stats(): RuntimeStats {
