@@ -55,6 +55,11 @@ export interface RuntimeStartOptions {
  * thread-state sampler, event-loop and GC figures, perf counters, and the
  * span counter source.
  */
+/** The reader's switches and faults where they cost one syscall (getrusage), else undefined (/proc is read). */
+function counterReader(r: ThreadCounterReader): ((out: Float64Array) => boolean) | undefined {
+  return r.source === 'getrusage' ? (out) => r.readSwitchesAndFaults(out) : undefined;
+}
+
 export class RuntimeSignals {
   readonly #c: RuntimeConfig;
   readonly #diag: Diagnostics;
@@ -140,6 +145,7 @@ export class RuntimeSignals {
         diagnostics: this.#diag,
         threads: this.#c.threadStateThreads,
         host: this.#c.threadStateHost,
+        hostCounters: counterReader(this.#counters),
       });
       // The shared table exists once start() returned: span counters can read
       // it from the first span on; they show sampler figures once passes run.

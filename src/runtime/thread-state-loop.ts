@@ -86,6 +86,14 @@ export interface LoopOptions {
    * NR_UNOBSERVED and its futex time is unknown (NaN).
    */
   readonly hostTid?: number;
+  /**
+   * The host thread's own context switches and page faults, read on that
+   * thread (getrusage RUSAGE_THREAD: one syscall instead of reading and
+   * parsing /proc status and stat at every pass). Fills [voluntary,
+   * involuntary, minor faults, major faults]; false on failure. Without it
+   * the host is read from /proc like any JS thread.
+   */
+  readonly hostCounters?: ((out: Float64Array) => boolean) | undefined;
   readonly futexNrs: readonly number[];
   /** Re-list threads every this many passes. */
   readonly refreshEvery: number;
@@ -114,6 +122,7 @@ export class ThreadStateLoop {
   readonly #sys = Buffer.alloc(SYSCALL_BYTES);
   readonly #text = Buffer.alloc(64);
   readonly #big = Buffer.alloc(2048);
+  readonly #hostOut = new Float64Array(4);
   #passes = 0;
   #refreshes = 0;
   /** Threads not watched in 'app' mode (bounded by the process's threads). */
@@ -169,7 +178,7 @@ export class ThreadStateLoop {
     // fault, same syscall. One that was running may have blocked since
     // without a new timeslice, so it is always re-read.
     const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices || t.lastNr === RUNNING_NR;
-    const vcsw = t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
+    const vcsw = t.host && this.#o.hostCounters !== undefined ? this.#readHostCounters(t) : t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
     const noVoluntarySwitch = vcsw === t.lastVcsw;
     t.lastVcsw = vcsw;
     if (t.host) {
@@ -305,6 +314,18 @@ export class ThreadStateLoop {
     return nr;
   }
 
+  /** {@link #readSwitchesAndFaults} for the host thread, through `hostCounters`. */
+  #readHostCounters(host: Tracked): number {
+    const out = this.#hostOut;
+    if (this.#o.hostCounters?.(out) !== true) return Number.NaN;
+    const voluntary = out[0] ?? Number.NaN;
+    const v = this.#v.values;
+    v[valueIndex(host.slot, F_VCSW)] = voluntary;
+    v[valueIndex(host.slot, F_IVCSW)] = out[1] ?? Number.NaN;
+    v[valueIndex(host.slot, F_FAULTS)] = (out[2] ?? Number.NaN) + (out[3] ?? Number.NaN);
+    return voluntary;
+  }
+
   /** Publishes switches and faults; returns voluntary switches (NaN on failure). */
   #readSwitchesAndFaults(t: Tracked): number {
     const v = this.#v;
@@ -395,7 +416,7 @@ export class ThreadStateLoop {
       if (known) {
         live.add(tid);
         // A worker names itself after it started.
-        if (recheck && known.statusFd < 0 && this.#isJsThread(tid)) {
+        if (recheck && known.statusFd < 0 && !(known.host && this.#o.hostCounters !== undefined) && this.#isJsThread(tid)) {
           known.statusFd = this.#open(tid, 'status');
           known.statFd = this.#open(tid, 'stat');
         }
@@ -451,7 +472,8 @@ export class ThreadStateLoop {
       return;
     }
     if (host) this.#v.values[valueIndex(slot, F_FUTEX)] = Number.NaN;
-    const js = this.#isJsThread(tid);
+    // The host reads its own switches and faults when it can (hostCounters).
+    const js = !(host && this.#o.hostCounters !== undefined) && this.#isJsThread(tid);
     const t: Tracked = {
       tid,
       slot,

@@ -22,6 +22,11 @@ export interface ThreadStateSamplerOptions {
    * wait reasons are not observable).
    */
   readonly host?: 'worker' | 'main';
+  /**
+   * `host: 'main'`: this thread's switches and faults without /proc (see
+   * LoopOptions.hostCounters).
+   */
+  readonly hostCounters?: ((out: Float64Array) => boolean) | undefined;
 }
 
 export interface ThreadStateStats {
@@ -116,6 +121,7 @@ export class ThreadStateSampler {
       pid: process.pid,
       selfTid: -1,
       hostTid: tid,
+      hostCounters: this.#o.hostCounters,
       futexNrs: futexSyscalls(this.#o.arch),
       refreshEvery: passesPerSecond(intervalMs),
       wchanEvery: passesPerSecond(intervalMs),

@@ -109,3 +109,44 @@ test('the thread running the passes (hostTid) is measured, never read for a reas
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('with hostCounters the host publishes its own switches and faults and never opens /proc status or stat', () => {
+  const root = fakeProc();
+  try {
+    // The worker (103) has its status and stat; the host (100) has none, so
+    // opening them counts errors (as it does without hostCounters). Thread
+    // 102 has no schedstat (another error): not wanted here.
+    rmSync(join(root, 'task', '102'), { recursive: true });
+    writeFileSync(join(root, 'task', '103', 'status'), 'voluntary_ctxt_switches:\t3\nnonvoluntary_ctxt_switches:\t0\n');
+    writeFileSync(join(root, 'task', '103', 'stat'), '103 (w1:io) S 1 1 1 0 -1 0 12 0 1 0 0 0\n');
+    const opts = { procSelf: root, pid: 100, selfTid: -1, hostTid: 100, futexNrs: [202], refreshEvery: 1, wchanEvery: 1 };
+    const without = new ThreadStateLoop(createStateViews(10_000), opts);
+    without.pass();
+    without.close();
+    assert.ok(without.errors > 0, 'without hostCounters the host is read from /proc');
+    const views = createStateViews(10_000);
+    let calls = 0;
+    const counters = [7, 2, 30, 1];
+    const loop = new ThreadStateLoop(views, {
+      ...opts,
+      hostCounters: (out) => {
+        calls++;
+        out.set(counters);
+        return true;
+      },
+    });
+    loop.pass();
+    counters[0] = 11;
+    counters[2] = 35;
+    loop.pass();
+    assert.equal(loop.errors, 0, 'no /proc file of the host was opened or read');
+    loop.close();
+    assert.equal(calls, 2, 'one read per pass');
+    const reader = new StateReader(views);
+    const out = new Float64Array(8).fill(-1);
+    assert.ok(reader.spanSnapshot(100, out, 0, true, 4));
+    assert.deepEqual([...out.subarray(4, 7)], [11, 2, 36], 'voluntary, involuntary, minor + major faults as of the last pass');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,102 @@
+// Time of one thread-state pass on the main thread (`threadStateHost:
+// 'main'`, the default), which the event loop waits for: the host thread's
+// own switches and faults read from /proc status and stat (`proc`, the way
+// up to 2026-12-06 and the fallback without koffi) against one getrusage
+// call (`getrusage`, the default where koffi loads).
+//
+// Each measurement is a fresh process: the sampler at `--hz` on this thread,
+// a load of 1 ms JS turns with `fs.stat` calls on the threadpool between
+// them (so the threadpool threads are scheduled and re-read), for
+// `--seconds`. Rounds interleave the variants; the table gives µs per pass
+// (`stats().selfTime.passesMs` over the passes run) as the median over
+// rounds, and the difference to `proc` in the same round.
+//   node dist/bench/threadstate/passes.js [--rounds 7] [--seconds 10] [--hz 10] [--node /path/to/node]
+import { spawnSync } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { median, option } from '../args.js';
+import { runRounds } from '../rounds.js';
+
+const VARIANTS = ['proc', 'getrusage'] as const;
+type VariantName = (typeof VARIANTS)[number];
+
+interface ChildResult {
+  readonly passes: number;
+  readonly passesMs: number;
+  readonly longestMs: number;
+}
+
+const argv = process.argv.slice(2);
+const opt = (name: string, dflt: string): string => option(argv, `--${name}`, dflt);
+
+async function child(variant: VariantName, seconds: number, hz: number): Promise<void> {
+  const { ThreadStateSampler } = await import('../../src/runtime/thread-state-sampler.js');
+  const { ThreadCounterReader } = await import('../../src/runtime/thread-stats.js');
+  const { detectPlatform } = await import('../../src/runtime/platform.js');
+  const { Diagnostics } = await import('../../src/core/diagnostics.js');
+  const { selfTimeTotals } = await import('../../src/core/self-time.js');
+  const reader = new ThreadCounterReader();
+  if (variant === 'getrusage' && reader.source !== 'getrusage') throw new Error('koffi getrusage unavailable');
+  const sampler = new ThreadStateSampler({
+    hz,
+    arch: detectPlatform().arch,
+    diagnostics: new Diagnostics(() => undefined),
+    host: 'main',
+    hostCounters: variant === 'getrusage' ? (out) => reader.readSwitchesAndFaults(out) : undefined,
+  });
+  if (!(await sampler.start())) throw new Error('thread-state sampler did not start');
+  const end = Date.now() + seconds * 1000;
+  const spin = (ms: number): void => {
+    const t = performance.now();
+    while (performance.now() - t < ms);
+  };
+  const mark = selfTimeTotals();
+  const passes0 = sampler.stats().passes;
+  while (Date.now() < end) {
+    spin(1);
+    await Promise.all([stat(process.execPath), stat(fileURLToPath(import.meta.url))]);
+    await new Promise((r) => setImmediate(r));
+  }
+  const after = selfTimeTotals();
+  const res: ChildResult = {
+    passes: sampler.stats().passes - passes0,
+    passesMs: after.passesMs - mark.passesMs,
+    longestMs: after.longestMs.passes,
+  };
+  await sampler.stop();
+  process.stdout.write(JSON.stringify(res) + '\n');
+}
+
+function parent(): void {
+  const rounds = Number(opt('rounds', '7'));
+  const seconds = Number(opt('seconds', '10'));
+  const hz = Number(opt('hz', '10'));
+  const node = opt('node', process.execPath);
+  const self = fileURLToPath(import.meta.url);
+  const results = runRounds<VariantName, ChildResult>(
+    rounds,
+    VARIANTS,
+    (v) => ({ args: [self, '--child', v, '--seconds', String(seconds), '--hz', String(hz)], env: process.env }),
+    node,
+  );
+  const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  console.log(`node ${version}; ${rounds} interleaved rounds of ${seconds} s, passes at ${hz} Hz on the main thread`);
+  console.log('| variant | passes per process | µs per pass median (min-max) | Δ vs proc | longest pass ms (median) |');
+  console.log('|---|---|---|---|---|');
+  const perPass = (x: ChildResult): number => (x.passesMs * 1000) / Math.max(1, x.passes);
+  const proc = results.get('proc')!;
+  for (const [v, rs] of results) {
+    const us = rs.map(perPass);
+    let d = '';
+    if (v !== 'proc') {
+      const ds = rs.map((x, i) => perPass(x) - perPass(proc[i]!));
+      d = `${median(ds) >= 0 ? '+' : ''}${median(ds).toFixed(1)} (${Math.min(...ds).toFixed(1)}..${Math.max(...ds).toFixed(1)})`;
+    }
+    const passes = median(rs.map((x) => x.passes));
+    console.log(`| ${v} | ${passes} | ${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)}) | ${d} | ${median(rs.map((x) => x.longestMs)).toFixed(2)} |`);
+  }
+}
+
+const ci = argv.indexOf('--child');
+if (ci >= 0) await child(argv[ci + 1] as VariantName, Number(opt('seconds', '10')), Number(opt('hz', '10')));
+else parent();
