@@ -7,7 +7,8 @@
 // Each measurement is a fresh process: the sampler at `--hz` on this thread,
 // a load of 1 ms JS turns with `fs.stat` calls on the threadpool between
 // them (so the threadpool threads are scheduled and re-read), for
-// `--seconds`. Rounds interleave the variants; the table gives µs per pass
+// `--seconds`; the threadpool's threads are named first, as spanfuse names
+// them, so the default thread set tracks them. Rounds interleave the variants; the table gives µs per pass
 // (`stats().selfTime.passesMs` over the passes run) as the median over
 // rounds, and the difference to `proc` in the same round.
 //   node dist/bench/threadstate/passes.js [--rounds 7] [--seconds 10] [--hz 10] [--node /path/to/node]
@@ -21,6 +22,7 @@ const VARIANTS = ['proc', 'getrusage'] as const;
 type VariantName = (typeof VARIANTS)[number];
 
 interface ChildResult {
+  readonly tracked: number;
   readonly passes: number;
   readonly passesMs: number;
   readonly longestMs: number;
@@ -35,6 +37,8 @@ async function child(variant: VariantName, seconds: number, hz: number): Promise
   const { detectPlatform } = await import('../../src/runtime/platform.js');
   const { Diagnostics } = await import('../../src/core/diagnostics.js');
   const { selfTimeTotals } = await import('../../src/core/self-time.js');
+  const { ThreadInventory } = await import('../../src/runtime/threads.js');
+  await new ThreadInventory().nameThreadpool(4);
   const reader = new ThreadCounterReader();
   if (variant === 'getrusage' && reader.source !== 'getrusage') throw new Error('koffi getrusage unavailable');
   const sampler = new ThreadStateSampler({
@@ -59,6 +63,7 @@ async function child(variant: VariantName, seconds: number, hz: number): Promise
   }
   const after = selfTimeTotals();
   const res: ChildResult = {
+    tracked: sampler.reader?.snapshot().size ?? 0,
     passes: sampler.stats().passes - passes0,
     passesMs: after.passesMs - mark.passesMs,
     longestMs: after.longestMs.passes,
@@ -81,8 +86,8 @@ function parent(): void {
   );
   const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   console.log(`node ${version}; ${rounds} interleaved rounds of ${seconds} s, passes at ${hz} Hz on the main thread`);
-  console.log('| variant | passes per process | µs per pass median (min-max) | Δ vs proc | longest pass ms (median) |');
-  console.log('|---|---|---|---|---|');
+  console.log('| variant | threads tracked | passes per process | µs per pass median (min-max) | Δ vs proc | longest pass ms (median) |');
+  console.log('|---|---|---|---|---|---|');
   const perPass = (x: ChildResult): number => (x.passesMs * 1000) / Math.max(1, x.passes);
   const proc = results.get('proc')!;
   for (const [v, rs] of results) {
@@ -93,7 +98,7 @@ function parent(): void {
       d = `${median(ds) >= 0 ? '+' : ''}${median(ds).toFixed(1)} (${Math.min(...ds).toFixed(1)}..${Math.max(...ds).toFixed(1)})`;
     }
     const passes = median(rs.map((x) => x.passes));
-    console.log(`| ${v} | ${passes} | ${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)}) | ${d} | ${median(rs.map((x) => x.longestMs)).toFixed(2)} |`);
+    console.log(`| ${v} | ${median(rs.map((x) => x.tracked))} | ${passes} | ${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)}) | ${d} | ${median(rs.map((x) => x.longestMs)).toFixed(2)} |`);
   }
 }
 

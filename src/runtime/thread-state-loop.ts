@@ -22,7 +22,7 @@ import {
 } from './state-table.js';
 import { fs } from '../core/builtins.js';
 
-const { closeSync, openSync, readFileSync, readSync, readdirSync } = fs;
+const { closeSync, openSync, readSync, readdirSync } = fs;
 
 /**
  * One sampling pass over the threads of the process, run by the sampler
@@ -388,11 +388,25 @@ export class ThreadStateLoop {
   }
 
   #alive(tid: number): boolean {
+    return this.#comm(tid) !== undefined;
+  }
+
+  /**
+   * The thread's name (comm), or undefined if it is gone. Open, read and
+   * close into a kept buffer: readFileSync (stat, buffer, decode) took
+   * several times as long, and a refresh reads every skipped thread's name
+   * every RECHECK_EVERY passes.
+   */
+  #comm(tid: number): string | undefined {
+    let fd = -1;
     try {
-      readFileSync(`${this.#o.procSelf}/task/${tid}/comm`);
-      return true;
+      fd = openSync(`${this.#o.procSelf}/task/${tid}/comm`, 'r');
+      const n = readSync(fd, this.#text, 0, this.#text.length, 0);
+      return this.#text.toString('latin1', 0, n).trimEnd();
     } catch {
-      return false;
+      return undefined;
+    } finally {
+      closeFd(fd);
     }
   }
 
@@ -444,22 +458,15 @@ export class ThreadStateLoop {
 
   #isJsThread(tid: number): boolean {
     if (tid === this.#o.pid) return true;
-    try {
-      return /^w\d+:/.test(readFileSync(`${this.#o.procSelf}/task/${tid}/comm`, 'latin1'));
-    } catch {
-      return false;
-    }
+    const comm = this.#comm(tid);
+    return comm !== undefined && /^w\d+:/.test(comm);
   }
 
   /** In 'app' mode: main, named workers, the libuv threadpool. */
   #wanted(tid: number): boolean {
     if (this.#o.threads !== 'app' || tid === this.#o.pid) return true;
-    try {
-      const comm = readFileSync(`${this.#o.procSelf}/task/${tid}/comm`, 'latin1').trimEnd();
-      return comm === 'libuv-worker' || /^w\d+:/.test(comm);
-    } catch {
-      return false;
-    }
+    const comm = this.#comm(tid);
+    return comm !== undefined && (comm === 'libuv-worker' || /^w\d+:/.test(comm));
   }
 
   #track(tid: number): void {
