@@ -50,16 +50,16 @@ export interface RuntimeStartOptions {
   readonly resource?: Readonly<Record<string, ContextValue>>;
 }
 
-/**
- * The runtime stage, started once on the main thread: thread identity, the
- * thread-state sampler, event-loop and GC figures, perf counters, and the
- * span counter source.
- */
 /** The reader's switches and faults where they cost one syscall (getrusage), else undefined (/proc is read). */
 function counterReader(r: ThreadCounterReader): ((out: Float64Array) => boolean) | undefined {
   return r.source === 'getrusage' ? (out) => r.readSwitchesAndFaults(out) : undefined;
 }
 
+/**
+ * The runtime stage, started once on the main thread: thread identity, the
+ * thread-state sampler, event-loop and GC figures, perf counters, and the
+ * span counter source.
+ */
 export class RuntimeSignals {
   readonly #c: RuntimeConfig;
   readonly #diag: Diagnostics;

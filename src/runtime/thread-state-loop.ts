@@ -52,6 +52,8 @@ interface Tracked {
   readonly slot: number;
   /** The thread running the passes (LoopOptions.hostTid): no syscall or wchan reads. */
   readonly host: boolean;
+  /** The host, reading its own switches and faults (LoopOptions.hostCounters): no status or stat. */
+  readonly ownCounters: boolean;
   syscallFd: number;
   wchanFd: number;
   schedFd: number;
@@ -178,7 +180,7 @@ export class ThreadStateLoop {
     // fault, same syscall. One that was running may have blocked since
     // without a new timeslice, so it is always re-read.
     const scheduled = !sched || firstSeen || sched[2] !== t.lastSlices || t.lastNr === RUNNING_NR;
-    const vcsw = t.host && this.#o.hostCounters !== undefined ? this.#readHostCounters(t) : t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
+    const vcsw = t.ownCounters ? this.#readOwnCounters(t) : t.statusFd >= 0 && scheduled ? this.#readSwitchesAndFaults(t) : t.lastVcsw;
     const noVoluntarySwitch = vcsw === t.lastVcsw;
     t.lastVcsw = vcsw;
     if (t.host) {
@@ -314,8 +316,8 @@ export class ThreadStateLoop {
     return nr;
   }
 
-  /** {@link #readSwitchesAndFaults} for the host thread, through `hostCounters`. */
-  #readHostCounters(host: Tracked): number {
+  /** What {@link #readSwitchesAndFaults} does, for the host, through `hostCounters`. */
+  #readOwnCounters(host: Tracked): number {
     const out = this.#hostOut;
     if (this.#o.hostCounters?.(out) !== true) return Number.NaN;
     const voluntary = out[0] ?? Number.NaN;
@@ -430,7 +432,7 @@ export class ThreadStateLoop {
       if (known) {
         live.add(tid);
         // A worker names itself after it started.
-        if (recheck && known.statusFd < 0 && !(known.host && this.#o.hostCounters !== undefined) && this.#isJsThread(tid)) {
+        if (recheck && known.statusFd < 0 && !known.ownCounters && this.#isJsThread(tid)) {
           known.statusFd = this.#open(tid, 'status');
           known.statFd = this.#open(tid, 'stat');
         }
@@ -479,12 +481,13 @@ export class ThreadStateLoop {
       return;
     }
     if (host) this.#v.values[valueIndex(slot, F_FUTEX)] = Number.NaN;
-    // The host reads its own switches and faults when it can (hostCounters).
-    const js = !(host && this.#o.hostCounters !== undefined) && this.#isJsThread(tid);
+    const ownCounters = host && this.#o.hostCounters !== undefined;
+    const js = !ownCounters && this.#isJsThread(tid);
     const t: Tracked = {
       tid,
       slot,
       host,
+      ownCounters,
       syscallFd,
       wchanFd: host ? -1 : this.#open(tid, 'wchan'),
       schedFd: this.#open(tid, 'schedstat'),
