@@ -21,6 +21,7 @@ import {
   valueIndex,
 } from './state-table.js';
 import { fs } from '../core/builtins.js';
+import { readComm } from './comm.js';
 
 const { closeSync, openSync, readSync, readdirSync } = fs;
 
@@ -393,23 +394,9 @@ export class ThreadStateLoop {
     return this.#comm(tid) !== undefined;
   }
 
-  /**
-   * The thread's name (comm), or undefined if it is gone. Open, read and
-   * close into a kept buffer: readFileSync (stat, buffer, decode) took
-   * several times as long, and a refresh reads every skipped thread's name
-   * every RECHECK_EVERY passes.
-   */
+  /** The thread's name, or undefined if it is gone. */
   #comm(tid: number): string | undefined {
-    let fd = -1;
-    try {
-      fd = openSync(`${this.#o.procSelf}/task/${tid}/comm`, 'r');
-      const n = readSync(fd, this.#text, 0, this.#text.length, 0);
-      return this.#text.toString('latin1', 0, n).trimEnd();
-    } catch {
-      return undefined;
-    } finally {
-      closeFd(fd);
-    }
+    return readComm(`${this.#o.procSelf}/task/${tid}/comm`);
   }
 
   #refresh(): void {

@@ -2,8 +2,9 @@ import { isMainThread, threadId } from 'node:worker_threads';
 import { currentTid } from './thread-id.js';
 import { probeThreadpool } from './threadpool.js';
 import { fs } from '../core/builtins.js';
+import { readComm } from './comm.js';
 
-const { readFileSync, readdirSync, writeFileSync, stat } = fs;
+const { readdirSync, writeFileSync, stat } = fs;
 
 /**
  * Thread identity and inventory. Linux names every Node.js thread after the
@@ -70,14 +71,6 @@ function writeComm(path: string, comm: string): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-function readComm(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'latin1').trimEnd();
-  } catch {
-    return undefined;
   }
 }
 
