@@ -17,6 +17,18 @@ export interface RuntimeConfig {
    */
   readonly threadStateHz: number;
   /**
+   * Visit a libuv threadpool thread that was found waiting, and not
+   * scheduled since, three passes in a row only every this many passes,
+   * until it is seen scheduled again (1: every thread at every pass, the
+   * behaviour up to 2026-12-06). Its off-CPU time is still accounted in
+   * full, over the longer interval; what is sampled less often is the
+   * reason of a wait that has not changed. Each visit is a cold /proc read
+   * on the thread running the passes (the main thread by default, where it
+   * holds the event loop): in a service whose threadpool has no work, 4
+   * skips three of its four threads' reads at most passes.
+   */
+  readonly threadStateIdleEvery: number;
+  /**
    * Where its passes run. 'worker': a thread of its own (an extra isolate:
    * ~17 MB of RSS on Node 24, ~9 MB on Node 20), passes go on while the
    * event loop is blocked and every thread's wait reason is seen. 'main':
@@ -67,6 +79,7 @@ export const RUNTIME_DEFAULTS: RuntimeConfig = {
   threadState: true,
   threadStateThreads: 'app',
   threadStateHz: 10,
+  threadStateIdleEvery: 4,
   // On the event loop: no second V8 isolate (RSS over the OTel-traced
   // control under the bench/overhead load, interleaved: Node 24 +27.1 MB
   // against +40.1 MB with the worker host, Node 20 +33.2 against +41.2 MB;
@@ -92,6 +105,7 @@ export const RUNTIME_DEFAULTS: RuntimeConfig = {
 };
 
 const HZ = { min: 1, max: 250 };
+const IDLE_EVERY = { min: 1, max: 100 };
 const POOL = { min: 1, max: 1024 };
 
 /** code > env > default; problems are collected, never thrown. */
@@ -108,7 +122,7 @@ export function parseRuntimeConfig(env: EnvSource, problems: Problems, options: 
     const fromEnv = envBool(env, envName, problems);
     return fromEnv ?? RUNTIME_DEFAULTS[key];
   };
-  const int = (key: 'threadStateHz' | 'threadpoolSize', envName: string, bounds: { min: number; max: number }): number => {
+  const int = (key: 'threadStateHz' | 'threadStateIdleEvery' | 'threadpoolSize', envName: string, bounds: { min: number; max: number }): number => {
     const code = options[key];
     if (code !== undefined) {
       if (Number.isInteger(code) && code >= bounds.min && code <= bounds.max) return code;
@@ -119,6 +133,7 @@ export function parseRuntimeConfig(env: EnvSource, problems: Problems, options: 
   return {
     threadState: bool('threadState', 'SPANFUSE_THREAD_STATE'),
     threadStateHz: int('threadStateHz', 'SPANFUSE_THREAD_STATE_HZ', HZ),
+    threadStateIdleEvery: int('threadStateIdleEvery', 'SPANFUSE_THREAD_STATE_IDLE_EVERY', IDLE_EVERY),
     threadStateThreads: oneOf(env, problems, 'threadStateThreads', 'SPANFUSE_THREAD_STATE_THREADS', ['app', 'all'], options.threadStateThreads),
     threadStateHost: oneOf(env, problems, 'threadStateHost', 'SPANFUSE_THREAD_STATE_HOST', ['worker', 'main'], options.threadStateHost),
     spanCounters: oneOf(env, problems, 'spanCounters', 'SPANFUSE_SPAN_COUNTERS', ['syscall', 'sampler'], options.spanCounters),

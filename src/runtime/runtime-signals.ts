@@ -146,6 +146,7 @@ export class RuntimeSignals {
         threads: this.#c.threadStateThreads,
         host: this.#c.threadStateHost,
         hostCounters: counterReader(this.#counters),
+        idleEvery: this.#c.threadStateIdleEvery,
       });
       // The shared table exists once start() returned: span counters can read
       // it from the first span on; they show sampler figures once passes run.
@@ -281,6 +282,7 @@ export class RuntimeSignals {
       if (offCpu) window.offCpu = offCpu;
       attributes['runtime.thread_state.hz'] = this.#c.threadStateHz;
       attributes['runtime.thread_state.host'] = this.#c.threadStateHost;
+      attributes['runtime.thread_state.idle_every'] = this.#c.threadStateIdleEvery;
     } catch (err) {
       this.#diag.error('runtime.collect_window', err);
     }

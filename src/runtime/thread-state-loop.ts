@@ -40,6 +40,10 @@ const { closeSync, openSync, readSync, readdirSync } = fs;
  * A thread that was waiting at the previous pass and has not been scheduled
  * since (schedstat's timeslice count unchanged) is still in the same wait, so
  * nothing else is re-read for it: idle threads cost one small read per pass.
+ * A threadpool thread found so {@link IDLE_AFTER} visits in a row is then
+ * visited only every `idleEvery` passes (LoopOptions), until it is seen
+ * scheduled again; its off-CPU time is still accounted in full, over the
+ * longer interval, as every thread's interval runs from its own last visit.
  *
  * For JS threads (main, workers) it also publishes context switches and page
  * faults (/proc status, stat), so span counters can be derived without a
@@ -75,6 +79,12 @@ interface Tracked {
   carryNs: number;
   /** Voluntary context switches at the last pass (JS threads), NaN if unknown. */
   lastVcsw: number;
+  /** When this thread was last visited (hrtime ns; 0n: never). */
+  lastVisitNs: bigint;
+  /** Visits in a row that found it waiting and not scheduled since (non-JS threads with schedstat only). */
+  idleVisits: number;
+  /** The pass from which its wait channel is due for a re-read. */
+  wchanDue: number;
 }
 
 export interface LoopOptions {
@@ -102,6 +112,18 @@ export interface LoopOptions {
   readonly refreshEvery: number;
   /** Re-read a waiting thread's wchan at least every this many passes. */
   readonly wchanEvery: number;
+  /**
+   * Visit an idle non-JS thread (one found waiting and not scheduled since
+   * at {@link IDLE_AFTER} visits in a row: in practice the libuv threadpool
+   * of a service that does no file work) only every this many passes; 1
+   * (the default here) visits every thread at every pass. Such a thread
+   * costs one schedstat read per visit, cold at 10 Hz (13-45 µs on the
+   * main thread, where the passes hold the event loop). Once it is seen
+   * scheduled it is visited at every pass again. JS threads (main,
+   * workers), whose switches and faults feed span counters, are always
+   * visited.
+   */
+  readonly idleEvery?: number;
   /** 'app': main, workers and libuv threadpool threads only; 'all': every thread. */
   readonly threads?: 'app' | 'all';
 }
@@ -111,6 +133,14 @@ const RUNNING = 0x72; // 'r' of "running"
 const RUNNING_NR = -1000;
 const HOLD_LIMIT_NS = 1e9;
 const RECHECK_EVERY = 5;
+/** Idle visits in a row after which a non-JS thread is visited only every `idleEvery` passes. */
+export const IDLE_AFTER = 3;
+/**
+ * `idleEvery` of spanfuse's own loops: at 10 passes a second an idle
+ * threadpool thread is read every 400 ms, and a thread that starts working
+ * is seen within that.
+ */
+export const IDLE_EVERY = 4;
 
 /** Passes per second at `intervalMs`: how often to re-list threads and re-read wait channels. */
 export function passesPerSecond(intervalMs: number): number {
@@ -126,11 +156,13 @@ export class ThreadStateLoop {
   readonly #text = Buffer.alloc(64);
   readonly #big = Buffer.alloc(2048);
   readonly #hostOut = new Float64Array(4);
+  readonly #sched = new Float64Array(3);
   #passes = 0;
   #refreshes = 0;
   /** Threads not watched in 'app' mode (bounded by the process's threads). */
   readonly #skipped = new Map<number, number>();
-  #lastNs = 0n;
+  /** Visits of idle threads left out (LoopOptions.idleEvery), counted for tests. */
+  idleSkips = 0;
   /** Errors reading /proc, for stats. */
   errors = 0;
 
@@ -145,12 +177,17 @@ export class ThreadStateLoop {
 
   pass(): void {
     const now = process.hrtime.bigint();
-    const elapsedNs = this.#lastNs === 0n ? 0 : Number(now - this.#lastNs);
-    this.#lastNs = now;
     if (this.#passes % this.#o.refreshEvery === 0) this.#refresh();
-    const checkWchan = this.#passes % this.#o.wchanEvery === 0;
-    this.#passes++;
-    for (const t of this.#threads.values()) this.#visit(t, elapsedNs, checkWchan);
+    const pass = this.#passes++;
+    const idleEvery = this.#o.idleEvery ?? 1;
+    for (const t of this.#threads.values()) {
+      // Idle threads are staggered by slot, so their visits spread over the passes.
+      if (t.idleVisits >= IDLE_AFTER && (pass + t.slot) % idleEvery !== 0) {
+        this.idleSkips++;
+        continue;
+      }
+      this.#visit(t, now, pass);
+    }
     Atomics.add(this.#v.header, H_TICKS, 1);
   }
 
@@ -172,7 +209,11 @@ export class ThreadStateLoop {
     this.#threads.clear();
   }
 
-  #visit(t: Tracked, elapsedNs: number, checkWchan: boolean): void {
+  #visit(t: Tracked, now: bigint, pass: number): void {
+    const elapsedNs = t.lastVisitNs === 0n ? 0 : Number(now - t.lastVisitNs);
+    t.lastVisitNs = now;
+    const checkWchan = pass >= t.wchanDue;
+    if (checkWchan) t.wchanDue = pass + this.#o.wchanEvery;
     const sched = t.schedFd >= 0 ? this.#readSchedstat(t) : false;
     if (!this.#threads.has(t.tid)) return; // dropped while reading
     const firstSeen = Number.isNaN(t.lastNr);
@@ -191,6 +232,7 @@ export class ThreadStateLoop {
     }
     if (!sched) {
       // No schedstat: attribute the whole interval to the sampled state.
+      t.idleVisits = 0;
       const nr = this.#readSyscallNr(t);
       if (nr === undefined) return;
       this.#noteReason(t, nr, checkWchan);
@@ -201,6 +243,7 @@ export class ThreadStateLoop {
     const dOn = onNs - t.lastOnNs;
     const dRq = rqNs - t.lastRqNs;
     const ran = scheduled || slices !== t.lastSlices;
+    t.idleVisits = !ran && !firstSeen && t.statusFd < 0 ? t.idleVisits + 1 : 0;
     t.lastOnNs = onNs;
     t.lastRqNs = rqNs;
     t.lastSlices = slices;
@@ -372,16 +415,31 @@ export class ThreadStateLoop {
   #readSchedstat(t: Tracked): [number, number, number] | false {
     try {
       const n = readSync(t.schedFd, this.#text, 0, this.#text.length, 0);
-      const s = this.#text.toString('latin1', 0, n);
-      const sp1 = s.indexOf(' ');
-      const sp2 = s.indexOf(' ', sp1 + 1);
-      const on = Number(s.slice(0, sp1));
-      const rq = Number(s.slice(sp1 + 1, sp2));
-      const slices = Number(s.slice(sp2 + 1));
-      if (!Number.isFinite(on) || !Number.isFinite(rq) || !Number.isFinite(slices)) return false;
+      // Three decimal numbers and a newline, parsed from the bytes: no string
+      // per read (this runs for every visited thread, 10 times a second).
+      const out = this.#sched;
+      const b = this.#text;
+      let field = 0;
+      let x = 0;
+      let digits = 0;
+      for (let i = 0; i < n && field < 3; i++) {
+        const c = b[i] as number;
+        if (c >= 0x30 && c <= 0x39) {
+          x = x * 10 + (c - 0x30);
+          digits++;
+        } else if (digits > 0 && (c === 0x20 || c === 0x0a)) {
+          out[field++] = x;
+          x = 0;
+          digits = 0;
+        } else return false;
+      }
+      if (field < 3 && digits > 0) out[field++] = x;
+      if (field < 3) return false;
+      const on = out[0] as number;
+      const rq = out[1] as number;
       this.#v.values[valueIndex(t.slot, F_ONCPU)] = on;
       this.#v.values[valueIndex(t.slot, F_RUNQUEUE)] = rq;
-      return [on, rq, slices];
+      return [on, rq, out[2] as number];
     } catch {
       // ESRCH: the thread exited; otherwise fall back to sampling.
       if (!this.#alive(t.tid)) this.#drop(t);
@@ -487,6 +545,9 @@ export class ThreadStateLoop {
       lastSlices: -1,
       carryNs: 0,
       lastVcsw: Number.NaN,
+      lastVisitNs: 0n,
+      idleVisits: 0,
+      wchanDue: 0,
     };
     this.#threads.set(tid, t);
   }

@@ -7,7 +7,7 @@ import { H_ERRORS, H_STOP, H_TICKS, H_WORKER_TID, createStateViews } from './sta
 import type { StateViews } from './state-table.js';
 import { futexSyscalls } from './syscalls.js';
 import { currentTid } from './thread-id.js';
-import { ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
+import { IDLE_EVERY, ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
 
 export interface ThreadStateSamplerOptions {
   readonly hz: number;
@@ -27,6 +27,12 @@ export interface ThreadStateSamplerOptions {
    * LoopOptions.hostCounters).
    */
   readonly hostCounters?: ((out: Float64Array) => boolean) | undefined;
+  /**
+   * Visit idle threadpool threads only every this many passes (see
+   * LoopOptions.idleEvery); default {@link IDLE_EVERY}, 1 visits every
+   * thread at every pass.
+   */
+  readonly idleEvery?: number;
 }
 
 export interface ThreadStateStats {
@@ -82,6 +88,7 @@ export class ThreadStateSampler {
             pid: process.pid,
             procSelf: this.#o.procSelf ?? '/proc/self',
             futexNrs: futexSyscalls(this.#o.arch),
+            idleEvery: this.#o.idleEvery ?? IDLE_EVERY,
             threads: this.#o.threads ?? 'app',
             spanfuseInternal: true,
           },
@@ -125,6 +132,7 @@ export class ThreadStateSampler {
       futexNrs: futexSyscalls(this.#o.arch),
       refreshEvery: passesPerSecond(intervalMs),
       wchanEvery: passesPerSecond(intervalMs),
+      idleEvery: this.#o.idleEvery ?? IDLE_EVERY,
       threads: this.#o.threads ?? 'app',
     });
     let last = performance.now();

@@ -19,6 +19,7 @@ interface Data {
   pid: number;
   procSelf: string;
   futexNrs: number[];
+  idleEvery: number;
   threads: 'app' | 'all';
 }
 
@@ -52,6 +53,7 @@ function main(): void {
     futexNrs: data.futexNrs,
     refreshEvery: perSecond,
     wchanEvery: perSecond,
+    idleEvery: data.idleEvery,
     threads: data.threads,
   });
   // One pass before reporting ready, so every thread is tracked from then on.

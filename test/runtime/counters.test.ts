@@ -115,7 +115,12 @@ test('runtime config: code > env > default, problems named', () => {
   assert.equal(c.threadStateHost, 'main');
   assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'Worker' }, p).threadStateHost, 'worker');
   assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HOST: 'main' }, p, { threadStateHost: 'worker' }).threadStateHost, 'worker');
+  assert.equal(c.threadStateIdleEvery, 4);
+  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_IDLE_EVERY: '1' }, p).threadStateIdleEvery, 1);
   assert.deepEqual(p.list, []);
+  const idle = new Problems();
+  assert.equal(parseRuntimeConfig({ SPANFUSE_THREAD_STATE_IDLE_EVERY: '0' }, idle).threadStateIdleEvery, 4, 'out of range: the default');
+  assert.deepEqual(idle.list.map((x) => x.field), ['SPANFUSE_THREAD_STATE_IDLE_EVERY']);
   const bad = new Problems();
   parseRuntimeConfig({ SPANFUSE_THREAD_STATE_HZ: 'fast', SPANFUSE_THREAD_CONTEXT: 'maybe', SPANFUSE_THREAD_STATE_HOST: 'thread' }, bad, { threadpoolSize: 0 });
   assert.deepEqual(bad.list.map((x) => x.field).sort(), [

@@ -203,6 +203,7 @@ test("threadStateHost 'main': no extra thread; other threads' reasons seen, this
     await new Promise((r) => setTimeout(r, 50));
     const w = rs.collectWindow(now(), now());
     assert.equal(w.attributes['runtime.thread_state.host'], 'main');
+    assert.equal(w.attributes['runtime.thread_state.idle_every'], 4);
     const mine = offCpuByReason(w.offCpu, process.pid);
     const unobserved = mine.get('unobserved') ?? 0;
     assert.ok(unobserved > 140e6, `this thread's 200 ms wait as unobserved off-CPU: ${JSON.stringify([...mine])}`);

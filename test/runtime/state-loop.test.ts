@@ -150,3 +150,93 @@ test('with hostCounters the host publishes its own switches and faults and never
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('an idle threadpool thread is visited every idleEvery passes, with its whole wait accounted; JS threads and a woken thread at every pass', () => {
+  const root = fakeProc();
+  // Waits until the clock moves, so every pass has time to account.
+  const later = (): void => {
+    const t0 = process.hrtime.bigint();
+    while (process.hrtime.bigint() - t0 < 2_000_000n);
+  };
+  try {
+    // 104: a libuv threadpool thread waiting in futex. 103: a worker (a JS
+    // thread, with status and stat) waiting in read. Each pass writes a new
+    // run-queue total (the timeslice count stays: neither is scheduled) and
+    // the table shows which pass a thread was last read at.
+    rmSync(join(root, 'task', '102'), { recursive: true });
+    const pool = join(root, 'task', '104');
+    mkdirSync(pool);
+    writeFileSync(join(pool, 'syscall'), `202 ${ARG} 0x80 0x0 0x0 0x0 0x0 ${SP} ${PC}\n`);
+    writeFileSync(join(pool, 'wchan'), 'futex_do_wait');
+    writeFileSync(join(pool, 'comm'), 'libuv-worker\n');
+    writeFileSync(join(root, 'task', '103', 'status'), 'voluntary_ctxt_switches:\t3\nnonvoluntary_ctxt_switches:\t0\n');
+    writeFileSync(join(root, 'task', '103', 'stat'), '103 (w1:io) S 1 1 1 0 -1 0 12 0 1 0 0 0\n');
+    writeFileSync(join(root, 'task', '100', 'status'), 'voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t1\n');
+    writeFileSync(join(root, 'task', '100', 'stat'), '100 (node) S 1 1 1 0 -1 0 12 0 1 0 0 0\n');
+    const run = (idleEvery: number | undefined, passes: number, wakeAt = Infinity) => {
+      const views = createStateViews(10_000);
+      const loop = new ThreadStateLoop(views, {
+        procSelf: root,
+        pid: 100,
+        selfTid: -1,
+        futexNrs: [202],
+        refreshEvery: 1000,
+        wchanEvery: 1000,
+        threads: 'app',
+        ...(idleEvery === undefined ? {} : { idleEvery }),
+      });
+      const reader = new StateReader(views);
+      const seen: { pool: number; worker: number }[] = [];
+      let firstPoolVisit = 0n;
+      let lastPoolVisit = 0n;
+      for (let i = 0; i < passes; i++) {
+        // After waking it is scheduled between every two passes.
+        const slices = i >= wakeAt ? 18 + i - wakeAt : 17;
+        writeFileSync(join(pool, 'schedstat'), `123456789 ${1000 + i} ${slices}\n`);
+        writeFileSync(join(root, 'task', '103', 'schedstat'), `123456789 ${1000 + i} 17\n`);
+        const before = process.hrtime.bigint();
+        loop.pass();
+        const rq = reader.runqueueNs(104);
+        if (rq === 1000 + i) {
+          if (firstPoolVisit === 0n) firstPoolVisit = before;
+          lastPoolVisit = process.hrtime.bigint();
+        }
+        seen.push({ pool: rq ?? -1, worker: reader.runqueueNs(103) ?? -1 });
+        later();
+      }
+      const result = { seen, skips: loop.idleSkips, offCpu: reader.offCpuNs(104) ?? 0, span: Number(lastPoolVisit - firstPoolVisit), errors: loop.errors };
+      loop.close();
+      return result;
+    };
+    const visitedAt = (seen: { pool: number }[]): number[] => seen.flatMap((s, i) => (s.pool === 1000 + i ? [i] : []));
+
+    // The loop's own default: every thread at every pass.
+    const every = run(undefined, 16);
+    assert.deepEqual(visitedAt(every.seen), [...Array(16).keys()]);
+    assert.equal(every.skips, 0);
+
+    // idleEvery 4: visited at every pass until found idle IDLE_AFTER (3)
+    // visits in a row (passes 1-3), then one pass in four.
+    const idle = run(4, 16);
+    assert.equal(idle.errors, 0);
+    const visits = visitedAt(idle.seen);
+    assert.deepEqual(visits.slice(0, 4), [0, 1, 2, 3]);
+    const gaps = visits.slice(4).map((v, i) => v - (visits[3 + i] as number));
+    assert.ok(gaps.length >= 2 && gaps.every((g) => g >= 1 && g <= 4), `visits ${visits}`);
+    assert.ok(gaps.slice(1).every((g) => g === 4), `one pass in four once idle: ${visits}`);
+    assert.equal(idle.skips, 16 - visits.length);
+    // The worker, a JS thread, was read at every pass.
+    assert.ok(idle.seen.every((s, i) => s.worker === 1000 + i));
+    // Off-CPU from its first visit to its last is all accounted (the run-queue
+    // growth, a few ns, aside): nothing is lost over the longer intervals.
+    assert.ok(idle.offCpu > 0.8 * idle.span && idle.offCpu <= idle.span, `off-CPU ${idle.offCpu} ns over ${idle.span} ns`);
+
+    // Working again from pass 8 (its timeslice count moves): seen at its
+    // next visit (pass 8-11), then visited at every pass.
+    const woke = run(4, 16, 8);
+    const after = visitedAt(woke.seen).filter((v) => v >= 8);
+    assert.ok((after[0] ?? 99) <= 11 && after.length === 16 - (after[0] ?? 99) && after.every((v, i) => i === 0 || v === (after[i - 1] as number) + 1), `visits after waking ${after}`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
