@@ -222,8 +222,8 @@ test('an idle threadpool thread is visited every idleEvery passes, with its whol
     const visits = visitedAt(idle.seen);
     assert.deepEqual(visits.slice(0, 4), [0, 1, 2, 3]);
     const gaps = visits.slice(4).map((v, i) => v - (visits[3 + i] as number));
-    assert.ok(gaps.length >= 2 && gaps.every((g) => g >= 1 && g <= 4), `visits ${visits}`);
-    assert.ok(gaps.slice(1).every((g) => g === 4), `one pass in four once idle: ${visits}`);
+    assert.ok(gaps.length >= 2 && gaps.every((g) => g >= 1 && g <= 4), `visits ${visits.join(',')}`);
+    assert.ok(gaps.slice(1).every((g) => g === 4), `one pass in four once idle: ${visits.join(',')}`);
     assert.equal(idle.skips, 16 - visits.length);
     // The worker, a JS thread, was read at every pass.
     assert.ok(idle.seen.every((s, i) => s.worker === 1000 + i));
@@ -235,7 +235,7 @@ test('an idle threadpool thread is visited every idleEvery passes, with its whol
     // next visit (pass 8-11), then visited at every pass.
     const woke = run(4, 16, 8);
     const after = visitedAt(woke.seen).filter((v) => v >= 8);
-    assert.ok((after[0] ?? 99) <= 11 && after.length === 16 - (after[0] ?? 99) && after.every((v, i) => i === 0 || v === (after[i - 1] as number) + 1), `visits after waking ${after}`);
+    assert.ok((after[0] ?? 99) <= 11 && after.length === 16 - (after[0] ?? 99) && after.every((v, i) => i === 0 || v === (after[i - 1] as number) + 1), `visits after waking ${after.join(',')}`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
