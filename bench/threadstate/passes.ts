@@ -6,7 +6,8 @@
 //   getrusage   the same counters from one getrusage call (the default where
 //               koffi loads), every thread visited at every pass
 //   idle-skip   getrusage, and idle threadpool threads visited only every
-//               IDLE_EVERY passes (the default since 2026-12-06 21Z)
+//               4th pass (runtime.threadStateIdleEvery; the default since
+//               2026-12-06 21Z)
 //
 // Each measurement is a fresh process: the sampler at `--hz` on this thread,
 // a load of 1 ms JS turns for `--seconds`; with `--pool busy` (default) two

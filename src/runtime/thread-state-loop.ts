@@ -135,12 +135,6 @@ const HOLD_LIMIT_NS = 1e9;
 const RECHECK_EVERY = 5;
 /** Idle visits in a row after which a non-JS thread is visited only every `idleEvery` passes. */
 export const IDLE_AFTER = 3;
-/**
- * `idleEvery` of spanfuse's own loops: at 10 passes a second an idle
- * threadpool thread is read every 400 ms, and a thread that starts working
- * is seen within that.
- */
-export const IDLE_EVERY = 4;
 
 /** Passes per second at `intervalMs`: how often to re-list threads and re-read wait channels. */
 export function passesPerSecond(intervalMs: number): number {

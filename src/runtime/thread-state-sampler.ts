@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { RUNTIME_DEFAULTS } from '../config/runtime.js';
 import type { Diagnostics } from '../core/diagnostics.js';
 import { addSelfTime } from '../core/self-time.js';
 import type { Arch } from './platform.js';
@@ -7,7 +8,7 @@ import { H_ERRORS, H_STOP, H_TICKS, H_WORKER_TID, createStateViews } from './sta
 import type { StateViews } from './state-table.js';
 import { futexSyscalls } from './syscalls.js';
 import { currentTid } from './thread-id.js';
-import { IDLE_EVERY, ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
+import { ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
 
 export interface ThreadStateSamplerOptions {
   readonly hz: number;
@@ -29,8 +30,8 @@ export interface ThreadStateSamplerOptions {
   readonly hostCounters?: ((out: Float64Array) => boolean) | undefined;
   /**
    * Visit idle threadpool threads only every this many passes (see
-   * LoopOptions.idleEvery); default {@link IDLE_EVERY}, 1 visits every
-   * thread at every pass.
+   * LoopOptions.idleEvery); default `runtime.threadStateIdleEvery`'s, 1
+   * visits every thread at every pass.
    */
   readonly idleEvery?: number;
 }
@@ -88,7 +89,7 @@ export class ThreadStateSampler {
             pid: process.pid,
             procSelf: this.#o.procSelf ?? '/proc/self',
             futexNrs: futexSyscalls(this.#o.arch),
-            idleEvery: this.#o.idleEvery ?? IDLE_EVERY,
+            idleEvery: this.#o.idleEvery ?? RUNTIME_DEFAULTS.threadStateIdleEvery,
             threads: this.#o.threads ?? 'app',
             spanfuseInternal: true,
           },
@@ -132,7 +133,7 @@ export class ThreadStateSampler {
       futexNrs: futexSyscalls(this.#o.arch),
       refreshEvery: passesPerSecond(intervalMs),
       wchanEvery: passesPerSecond(intervalMs),
-      idleEvery: this.#o.idleEvery ?? IDLE_EVERY,
+      idleEvery: this.#o.idleEvery ?? RUNTIME_DEFAULTS.threadStateIdleEvery,
       threads: this.#o.threads ?? 'app',
     });
     let last = performance.now();
