@@ -22,9 +22,9 @@ export interface RuntimeConfig {
    * scheduled since, three passes in a row only every this many passes,
    * until it is seen scheduled again (1: every thread at every pass, the
    * behaviour up to 2026-12-06). At 10 Hz, 4 reads an idle one every
-   * 400 ms. Its off-CPU time is still accounted in
-   * full, over the longer interval; what is sampled less often is the
-   * reason of a wait that has not changed. Each visit is a cold /proc read
+   * 400 ms. Its off-CPU time is still accounted in full, over the longer
+   * interval; what is sampled less often is the reason of a wait that has
+   * not changed. Each visit is a cold /proc read
    * on the thread running the passes (the main thread by default, where it
    * holds the event loop): in a service whose threadpool has no work, 4
    * skips three of its four threads' reads at most passes.

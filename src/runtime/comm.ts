@@ -22,12 +22,18 @@ export function readComm(path: string): string | undefined {
   } catch {
     return undefined;
   } finally {
-    if (fd >= 0) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
+    closeFd(fd);
+  }
+}
+
+/** Close `fd` if open (>= 0), ignoring errors (a /proc file of a thread that is gone); returns -1 to store back. */
+export function closeFd(fd: number): number {
+  if (fd >= 0) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already gone
     }
   }
+  return -1;
 }

@@ -21,9 +21,9 @@ import {
   valueIndex,
 } from './state-table.js';
 import { fs } from '../core/builtins.js';
-import { readComm } from './comm.js';
+import { closeFd, readComm } from './comm.js';
 
-const { closeSync, openSync, readSync, readdirSync } = fs;
+const { openSync, readSync, readdirSync } = fs;
 
 /**
  * One sampling pass over the threads of the process, run by the sampler
@@ -150,6 +150,7 @@ export class ThreadStateLoop {
   readonly #text = Buffer.alloc(64);
   readonly #big = Buffer.alloc(2048);
   readonly #hostOut = new Float64Array(4);
+  /** [onCpuNs, runqueueNs, timeslices] of the last schedstat read. */
   readonly #sched = new Float64Array(3);
   #passes = 0;
   #refreshes = 0;
@@ -233,7 +234,9 @@ export class ThreadStateLoop {
       if (!firstSeen && elapsedNs > 0 && nr !== RUNNING_NR) this.#account(t, nr, t.lastWchanId, elapsedNs);
       return;
     }
-    const [onNs, rqNs, slices] = sched;
+    const onNs = sched[0] as number;
+    const rqNs = sched[1] as number;
+    const slices = sched[2] as number;
     const dOn = onNs - t.lastOnNs;
     const dRq = rqNs - t.lastRqNs;
     const ran = scheduled || slices !== t.lastSlices;
@@ -279,8 +282,10 @@ export class ThreadStateLoop {
   }
 
   /** The thread running this pass: off-CPU is measured, its reason is not observable. */
-  #visitHost(t: Tracked, sched: [number, number, number], firstSeen: boolean, elapsedNs: number): void {
-    const [onNs, rqNs, slices] = sched;
+  #visitHost(t: Tracked, sched: Float64Array, firstSeen: boolean, elapsedNs: number): void {
+    const onNs = sched[0] as number;
+    const rqNs = sched[1] as number;
+    const slices = sched[2] as number;
     const offNs = t.carryNs + elapsedNs - (onNs - t.lastOnNs) - (rqNs - t.lastRqNs);
     t.lastOnNs = onNs;
     t.lastRqNs = rqNs;
@@ -405,8 +410,11 @@ export class ThreadStateLoop {
     }
   }
 
-  /** [onCpuNs, runqueueNs, timeslices], also published to the table; false on failure. */
-  #readSchedstat(t: Tracked): [number, number, number] | false {
+  /**
+   * [onCpuNs, runqueueNs, timeslices] in the loop's kept array (valid until
+   * the next read), also published to the table; false on failure.
+   */
+  #readSchedstat(t: Tracked): Float64Array | false {
     try {
       const n = readSync(t.schedFd, this.#text, 0, this.#text.length, 0);
       // Three decimal numbers and a newline, parsed from the bytes: no string
@@ -429,11 +437,9 @@ export class ThreadStateLoop {
       }
       if (field < 3 && digits > 0) out[field++] = x;
       if (field < 3) return false;
-      const on = out[0] as number;
-      const rq = out[1] as number;
-      this.#v.values[valueIndex(t.slot, F_ONCPU)] = on;
-      this.#v.values[valueIndex(t.slot, F_RUNQUEUE)] = rq;
-      return [on, rq, out[2] as number];
+      this.#v.values[valueIndex(t.slot, F_ONCPU)] = out[0] as number;
+      this.#v.values[valueIndex(t.slot, F_RUNQUEUE)] = out[1] as number;
+      return out;
     } catch {
       // ESRCH: the thread exited; otherwise fall back to sampling.
       if (!this.#alive(t.tid)) this.#drop(t);
@@ -587,15 +593,4 @@ export class ThreadStateLoop {
     t.statusFd = closeFd(t.statusFd);
     t.statFd = closeFd(t.statFd);
   }
-}
-
-function closeFd(fd: number): number {
-  if (fd >= 0) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already gone
-    }
-  }
-  return -1;
 }
