@@ -44,9 +44,11 @@ export function keepsTrace(traceId: string, oneIn: number): boolean {
 }
 
 /**
- * Spans whose lines are built together. It bounds the ended spans kept by
- * reference: each one (with its attributes) survives young-generation
- * collections while it waits, so the batch is small; its lines are then
+ * Spans whose lines are built together, at most. Ended spans are kept by
+ * reference only until the end of the event-loop turn they ended in (or
+ * until this many are waiting, whichever comes first): one that waited
+ * across a young-generation collection would be copied, with its
+ * attributes, and one that waited across two promoted. Their lines are then
  * encoded off the JS heap at once (see #serializePending).
  */
 const BATCH_SPANS = 32;
@@ -59,8 +61,9 @@ const EARLY_FLUSH_BYTES = 256 * 1024;
 
 /**
  * The embedded span output: one JSON object per ended span in
- * `<dir>/spans.jsonl`. `onEnd` only keeps a reference; lines are built a
- * batch of spans at a time, buffered and appended once a second (timer
+ * `<dir>/spans.jsonl`. `onEnd` only keeps a reference; lines are built for
+ * the spans that ended in one event-loop turn together (at its end, or
+ * every {@link BATCH_SPANS} spans), buffered and appended once a second (timer
  * unref'd), and written synchronously by `flushSync()` on process exit, so no
  * span is lost when the app calls `process.exit()`. Memory is bounded: beyond
  * `maxBufferBytes` the oldest batches of lines are dropped and counted.
@@ -79,6 +82,12 @@ export class JsonlSpanProcessor implements SpanProcessor {
   #writing: Promise<void> = Promise.resolve();
   #dirReady = false;
   #early = false;
+  /** A serialization of the pending spans is queued for the end of this turn. */
+  #soon = false;
+  readonly #serializeSoon = (): void => {
+    this.#soon = false;
+    this.#serializePending();
+  };
   /** Writes handed to the chain and not finished yet. */
   #inFlight = 0;
   #closed = false;
@@ -114,6 +123,13 @@ export class JsonlSpanProcessor implements SpanProcessor {
     // span's own path (an ended span no longer changes).
     this.#pending.push(span);
     if (this.#pending.length >= BATCH_SPANS) this.#serializePending();
+    else if (!this.#soon) {
+      // At the end of this turn: a span kept across a turn would be copied
+      // by the young-generation collections that the app's next callbacks
+      // trigger (bench/gc/scavenges.ts).
+      this.#soon = true;
+      setImmediate(this.#serializeSoon).unref();
+    }
     if (this.#timer === undefined) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
