@@ -70,6 +70,32 @@ test('the writer keeps every tail span and one trace in N of the others, each wi
   }
 });
 
+test('kept spans become lines at the end of the turn they ended in, not when a batch has gathered', async () => {
+  const dir = tmp();
+  try {
+    const writer = new JsonlSpanProcessor({ dir, maxFileBytes: 1 << 30, oneIn: 1, diagnostics: new Diagnostics(), flushIntervalMs: 60_000 });
+    const tracer = new BasicTracerProvider({ spanProcessors: [writer] }).getTracer('t');
+    for (let i = 0; i < 3; i++) tracer.startSpan(`s${i}`).end();
+    // Still this turn: the three spans are only referenced.
+    assert.equal(writer.stats().bufferedBytes, 0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // The turn has ended: their lines are built (and wait for the write), well short of a batch.
+    const buffered = writer.stats().bufferedBytes;
+    assert.ok(buffered > 0, 'lines built at the end of the turn');
+    // Spans ending in a later turn make lines of their own.
+    tracer.startSpan('s3').end();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.ok(writer.stats().bufferedBytes > buffered);
+    await writer.shutdown();
+    assert.deepEqual(
+      lines(dir).map((l) => l.name),
+      ['s0', 's1', 's2', 's3'],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('beyond its byte bound the writer drops the oldest batches of lines, counts them, and writes the rest whole', async () => {
   const dir = tmp();
   try {
