@@ -1,0 +1,84 @@
+/**
+ * The exit test's fixture, many runs: `process.exit()` while WORKERS
+ * profiled workers run a synchronous loop (test/fixtures/worker-exit-flush-app,
+ * as `test/workers/exit-flush.test.ts` runs it). Per run: the exit code or
+ * signal, abort lines on stderr, how many workers' windows hold samples of
+ * their work and the fewest / median / most samples of one worker, and the
+ * exit flush's figures. For the flake of 2026-12-07 (one worker with 1
+ * sample, once in CI on Node 20) and runs that ended by a signal beside a
+ * CI run: run it next to other load to look for them.
+ *
+ *   node dist/bench/workers/exit-samples.js [--runs 10] [--workers 20] [--node path]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { fixture, ROOT } from '../../test/support/child.js';
+import { readPprof, wallFiles } from '../../test/support/pprof.js';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '10' },
+    workers: { type: 'string', default: '20' },
+    node: { type: 'string', default: process.execPath },
+  },
+});
+const runs = Number(values.runs);
+const workers = Number(values.workers);
+
+interface Run {
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function runOnce(dir: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(values.node, ['--import', 'spanfuse/register', fixture('worker-exit-flush-app')], {
+      cwd: ROOT,
+      env: { ...process.env, SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_SAMPLING_INTERVAL_US: '2000', WORKERS: String(workers), SYNC: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+for (let i = 0; i < runs; i++) {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exit-samples-'));
+  try {
+    const r = await runOnce(dir);
+    const perWorker = new Map<string, number>();
+    for (const f of wallFiles(dir)) {
+      for (const s of readPprof(f).samples) {
+        if (!s.frames.includes('exit_flushed_work')) continue;
+        const tid = String(s.labels['thread.id']);
+        perWorker.set(tid, (perWorker.get(tid) ?? 0) + (s.values[0] ?? 0));
+      }
+    }
+    const counts = [...perWorker.values()].sort((a, b) => a - b);
+    const aborts = r.stderr
+      .split('\n')
+      .filter((l) => /abort|fatal|assert/i.test(l))
+      .slice(0, 2)
+      .join(' | ');
+    const flush = r.stdout.trim().split('\n').pop() ?? '';
+    process.stdout.write(
+      `run ${i + 1}: exit ${r.code ?? r.signal}, ${perWorker.size}/${workers} workers with samples, ` +
+        `fewest ${counts[0] ?? 0} median ${counts[Math.floor(counts.length / 2)] ?? 0} most ${counts[counts.length - 1] ?? 0}, ` +
+        `${flush}${aborts === '' ? '' : `, stderr: ${aborts}`}\n`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
