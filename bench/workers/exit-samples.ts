@@ -13,10 +13,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { fixture, ROOT } from '../../test/support/child.js';
-import { readPprof, wallFiles } from '../../test/support/pprof.js';
+import { fixture, runNode } from '../../test/support/child.js';
+import { samplesPerThread } from '../../test/support/pprof.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,44 +27,16 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const workers = Number(values.workers);
 
-interface Run {
-  readonly code: number | null;
-  readonly signal: string | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runOnce(dir: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(values.node, ['--import', 'spanfuse/register', fixture('worker-exit-flush-app')], {
-      cwd: ROOT,
-      env: { ...process.env, SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_SAMPLING_INTERVAL_US: '2000', WORKERS: String(workers), SYNC: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
-
 for (let i = 0; i < runs; i++) {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exit-samples-'));
   try {
-    const r = await runOnce(dir);
-    const perWorker = new Map<string, number>();
-    for (const f of wallFiles(dir)) {
-      for (const s of readPprof(f).samples) {
-        if (!s.frames.includes('exit_flushed_work')) continue;
-        const tid = String(s.labels['thread.id']);
-        perWorker.set(tid, (perWorker.get(tid) ?? 0) + (s.values[0] ?? 0));
-      }
-    }
+    const r = await runNode(
+      ['--import', 'spanfuse/register', fixture('worker-exit-flush-app')],
+      { SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_SAMPLING_INTERVAL_US: '2000', WORKERS: String(workers), SYNC: '1' },
+      60_000,
+      values.node,
+    );
+    const perWorker = samplesPerThread(dir, 'exit_flushed_work');
     const counts = [...perWorker.values()].sort((a, b) => a - b);
     const aborts = r.stderr
       .split('\n')

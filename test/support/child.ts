@@ -12,12 +12,12 @@ export interface ChildResult {
 }
 
 /**
- * Run `node ...args` (this test's node binary) in the repository root with
- * extra env; resolves when it exits. Killed after `timeoutMs`.
+ * Run `node ...args` (this test's node binary, or `bin`) in the repository
+ * root with extra env; resolves when it exits. Killed after `timeoutMs`.
  */
-export function runNode(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<ChildResult> {
+export function runNode(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000, bin = process.execPath): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(bin, args, {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -46,3 +46,19 @@ export function wallFiles(dir: string): string[] {
     .sort()
     .map((f) => join(dir, f));
 }
+
+/**
+ * Sample counts (each sample's first value) per `thread.id` label, of the
+ * samples whose stack includes `frame`, over every wall profile in `dir`.
+ */
+export function samplesPerThread(dir: string, frame: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const f of wallFiles(dir)) {
+    for (const s of readPprof(f).samples) {
+      if (!s.frames.includes(frame)) continue;
+      const tid = String(s.labels['thread.id']);
+      out.set(tid, (out.get(tid) ?? 0) + (s.values[0] ?? 0));
+    }
+  }
+  return out;
+}

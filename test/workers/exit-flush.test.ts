@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fixture, runNode } from '../support/child.js';
-import { readPprof, wallFiles } from '../support/pprof.js';
+import { readPprof, samplesPerThread, wallFiles } from '../support/pprof.js';
 
 // A worker's samples live in its own isolate until it writes its window.
 // terminate() asks it to first; the process's exit terminates every worker
@@ -65,14 +65,7 @@ async function exitWhileRunning(sync: boolean, workers: number): Promise<void> {
   const flush = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> }).workerFlush;
   assert.equal(flush?.['unreachable'], 0, r.stdout);
   if (sync) assert.equal(flush?.['interrupted'], workers, r.stdout);
-  const samples = new Map<string, number>();
-  for (const f of wallFiles(dir)) {
-    for (const s of readPprof(f).samples) {
-      if (!s.frames.includes('exit_flushed_work')) continue;
-      const tid = String(s.labels['thread.id']);
-      samples.set(tid, (samples.get(tid) ?? 0) + (s.values[0] ?? 0));
-    }
-  }
+  const samples = samplesPerThread(dir, 'exit_flushed_work');
   assert.equal(samples.size, workers, `workers with samples of their work: ${JSON.stringify([...samples])}; ${r.stdout}`);
   // One run in CI (Node 20, 2026-12-07) had a worker with 1 sample while the
   // others had theirs; quiet runs give every worker 70-150 or more, runs
