@@ -322,7 +322,7 @@ export class Spanfuse {
       // started (restart), so that call cannot meet a stopped profiler.
       this.#exitSync(true);
       return 'wrote';
-    });
+    }, this.config.workerFlushTimeoutMs);
   }
 
   #removeSignalListeners(): void {

@@ -72,6 +72,13 @@ export interface SpanfuseOptions {
    * is installed (`SPANFUSE_AUTO_INSTRUMENT`, `http` or `off`). Default `off`.
    */
   autoInstrument?: 'http' | 'off';
+  /**
+   * Longest wait, per `worker.terminate()` and at the process's exit, for
+   * profiled workers to write their open windows first
+   * (`SPANFUSE_WORKER_FLUSH_TIMEOUT_MS`). Default 2000. 0 asks nothing: a
+   * terminated worker's open window is lost.
+   */
+  workerFlushTimeoutMs?: number;
   /** Where profiles go: files, OTLP, Pyroscope; retention, retry, scrubbing. */
   export?: ExportOptions;
   /** Tail-latency detection and span enrichment. */
@@ -98,6 +105,7 @@ export interface ResolvedConfig {
   readonly spansFileOneIn: number;
   readonly tracerProvider: 'auto' | 'off';
   readonly autoInstrument: 'http' | 'off';
+  readonly workerFlushTimeoutMs: number;
   readonly export: ResolvedExportConfig;
   readonly tail: TailSettings;
   readonly heap: HeapConfig;
@@ -113,12 +121,14 @@ export const DEFAULTS = {
   outputDir: './spanfuse-out',
   spansFileMaxBytes: 64 * 1024 * 1024,
   spansFileOneIn: 10,
+  workerFlushTimeoutMs: 2000,
 } as const;
 
 const WINDOW_BOUNDS = { min: 100, max: 3_600_000 };
 const INTERVAL_BOUNDS = { min: 100, max: 1_000_000 };
 const SPANS_BYTES_BOUNDS = { min: 4096, max: 2 ** 40 };
 const SPANS_ONE_IN_BOUNDS = { min: 1, max: 1_000_000 };
+const WORKER_FLUSH_BOUNDS = { min: 0, max: 60_000 };
 
 /**
  * One merge (code > env > default) and one validation. Throws a single
@@ -163,6 +173,11 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     envInt(env, 'SPANFUSE_SPANS_ONE_IN', problems, SPANS_ONE_IN_BOUNDS),
     DEFAULTS.spansFileOneIn,
   );
+  const workerFlushTimeoutMs = pick(
+    options.workerFlushTimeoutMs,
+    envInt(env, 'SPANFUSE_WORKER_FLUSH_TIMEOUT_MS', problems, WORKER_FLUSH_BOUNDS),
+    DEFAULTS.workerFlushTimeoutMs,
+  );
   const envProvider = envString(env, 'SPANFUSE_TRACER_PROVIDER');
   if (envProvider !== undefined && envProvider !== 'auto' && envProvider !== 'off') {
     problems.add('SPANFUSE_TRACER_PROVIDER', `expected "auto" or "off", got ${JSON.stringify(envProvider)}`);
@@ -190,6 +205,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
   checkInt(problems, 'samplingIntervalMicros', samplingIntervalMicros, INTERVAL_BOUNDS);
   checkInt(problems, 'spansFileMaxBytes', spansFileMaxBytes, SPANS_BYTES_BOUNDS);
   checkInt(problems, 'spansFileOneIn', spansFileOneIn, SPANS_ONE_IN_BOUNDS);
+  checkInt(problems, 'workerFlushTimeoutMs', workerFlushTimeoutMs, WORKER_FLUSH_BOUNDS);
   if (typeof outputDir !== 'string' || outputDir.trim() === '') {
     problems.add('outputDir', 'expected a non-empty folder path');
   } else if (/^\/proc(\/|$)/.test(resolve(outputDir))) {
@@ -236,6 +252,7 @@ export function resolveConfig(options: SpanfuseOptions = {}, env: EnvSource = re
     spansFileOneIn,
     tracerProvider,
     autoInstrument,
+    workerFlushTimeoutMs,
     export: exportConfig,
     tail,
     heap,

@@ -1,5 +1,5 @@
 import { threadId } from 'node:worker_threads';
-import { markFlushed, markProfiled } from './registry.js';
+import { enterFlushRequest, leaveFlushRequest, markFlushed, markProfiled } from './registry.js';
 import type { FlushAnswer } from './registry.js';
 
 /**
@@ -56,6 +56,17 @@ export function installFlushTarget<M>(flush: (captured: M | undefined) => FlushA
   const guarded = (id: number, when: FlushWhen): boolean => {
     // A request meant for another worker (a session mix-up) writes nothing.
     if (id !== threadId) return false;
+    // The main thread waits for this to return before any termination of
+    // this worker proceeds, and once it has begun, a request does nothing
+    // (see enterFlushRequest: Node 24 loses a termination that lands here).
+    if (!enterFlushRequest()) return false;
+    try {
+      return serve(when);
+    } finally {
+      leaveFlushRequest();
+    }
+  };
+  const serve = (when: FlushWhen): boolean => {
     if (flushing) {
       markFlushed('busy');
       return false;

@@ -1,7 +1,7 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
 import type { FlushWhen } from './flush-target.js';
-import { clearAnswer, isProfiled, waitFlushedSync, whenFlushed } from './registry.js';
+import { clearAnswer, gateAndWaitOutsideSync, gateAndWhenOutside, isProfiled, waitFlushedSync, whenFlushed } from './registry.js';
 import type { FlushAnswer } from './registry.js';
 
 /** Pause before asking a worker again that was closing a window (ms). */
@@ -31,7 +31,29 @@ export interface FlushStats {
    * synchronous loop), sent again to be served inside the interrupt.
    */
   readonly interrupted: number;
+  /**
+   * Terminations (and exits) that waited, past the bound, for a worker to
+   * finish the flush request it was running inside the interrupt (see
+   * {@link INSIDE_WAIT_MS}). Its answer came after the bound, so it is
+   * counted in `timedOut`, though the window it was writing got written.
+   */
+  readonly waitedInside: number;
+  /** ... and went ahead with the request still running after INSIDE_WAIT_MS. */
+  readonly leftInside: number;
 }
+
+/**
+ * Longest wait, once a flush's bound has passed, for a worker still running
+ * a flush request inside the interrupt (writing its window there) before its
+ * termination proceeds (ms). Node 24 loses a termination that lands while
+ * a worker runs the inspector's evaluation: a worker in a synchronous loop
+ * then runs on forever, and the process hangs in its exit (2 of 5 runs of 20
+ * such workers on a loaded 2-core machine) or `terminate()` never resolves.
+ * The request ends on its own (it writes one window), so this wait is the
+ * time that write takes on a starved machine; past it the termination goes
+ * ahead, as before.
+ */
+export const INSIDE_WAIT_MS = 10_000;
 
 /**
  * What follows a flush request's wait, for {@link WorkerFlusher.flush} and
@@ -90,6 +112,8 @@ export class WorkerFlusher {
   #unreachable = 0;
   #retried = 0;
   #interrupted = 0;
+  #waitedInside = 0;
+  #leftInside = 0;
 
   private constructor(session: Session) {
     this.#session = session;
@@ -130,9 +154,32 @@ export class WorkerFlusher {
    * first gets TURN_WAIT_MS to do it on its own event loop; a worker whose
    * loop took no turn by then is asked to do it inside the interrupt. A
    * worker that was busy with its own window work when asked is asked again,
-   * within the same bound. Never rejects.
+   * within the same bound. For its caller, which terminates the worker next,
+   * it then closes the worker to further requests and waits until none runs
+   * there (at most {@link INSIDE_WAIT_MS}). Never rejects.
    */
   async flush(threadId: number, timeoutMs: number): Promise<boolean> {
+    const wrote = await this.#askUntilAnswered(threadId, timeoutMs);
+    // The caller terminates next: not while a request runs in the worker.
+    let where: 'outside' | 'waited' | 'inside' = 'outside';
+    try {
+      where = await gateAndWhenOutside(threadId, INSIDE_WAIT_MS);
+    } catch {
+      // no shared table: nothing to wait for
+    }
+    this.#countInside(where);
+    return wrote;
+  }
+
+  #countInside(where: 'outside' | 'waited' | 'inside'): void {
+    if (where === 'waited') this.#waitedInside++;
+    else if (where === 'inside') {
+      this.#waitedInside++;
+      this.#leftInside++;
+    }
+  }
+
+  async #askUntilAnswered(threadId: number, timeoutMs: number): Promise<boolean> {
     const until = performance.now() + timeoutMs;
     let when: FlushWhen = 'turn';
     for (;;) {
@@ -209,6 +256,10 @@ export class WorkerFlusher {
           } else this.#unreachable++;
         }
         for (const [a, when] of pending) if (this.#waitSync(a, until, when)) wrote++;
+        // Node terminates every worker once this returns: not while one
+        // still writes inside the interrupt (see INSIDE_WAIT_MS).
+        const insideUntil = performance.now() + INSIDE_WAIT_MS;
+        for (const a of asked) this.#countInside(gateAndWaitOutsideSync(a.id, insideUntil));
       } finally {
         if (!done) {
           done = true;
@@ -277,6 +328,8 @@ export class WorkerFlusher {
       unreachable: this.#unreachable,
       retried: this.#retried,
       interrupted: this.#interrupted,
+      waitedInside: this.#waitedInside,
+      leftInside: this.#leftInside,
     };
   }
 

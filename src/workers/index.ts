@@ -2,7 +2,7 @@
  * Worker threads: flush-before-terminate, preload injection, and the helpers
  * that carry span context into workers and queued work.
  */
-export { startWorkerSupport, FLUSH_TIMEOUT_MS } from './support.js';
+export { startWorkerSupport } from './support.js';
 export type { WorkerSupport } from './support.js';
 export type { FlushStats } from './flusher.js';
 export { injectPreloadIntoWorkers } from './inject.js';

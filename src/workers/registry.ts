@@ -24,11 +24,15 @@ const ANSWER = FLUSHED | WROTE | BUSY;
 const PRELOADING = 32;
 /** ... and the preload's module graph is loaded (set by the worker). */
 const PRELOADED = 64;
-const SHIFT = 7;
+/** The worker is running a flush request, inside the inspector's interrupt (set by the worker). */
+const INSIDE = 128;
+/** Its termination is about to proceed: a flush request starting now does nothing (set by the main thread). */
+const GATED = 256;
+const SHIFT = 9;
 const MASK = (1 << SHIFT) - 1;
 /**
  * Thread ids are kept modulo this (`tag << SHIFT | MASK` stays a positive
- * int32): two workers 2^24 ids apart never share a slot's lifetime.
+ * int32): two workers 2^22 ids apart never share a slot's lifetime.
  */
 const TAG_MASK = (1 << (31 - SHIFT)) - 1;
 
@@ -121,6 +125,58 @@ export function selfTerminating(): boolean {
  */
 export function markFlushed(answer: FlushAnswer): void {
   if (!isMainThread) update(threadId, FLUSHED | (answer === 'wrote' ? WROTE : answer === 'busy' ? BUSY : 0));
+}
+
+/**
+ * In a worker, as a flush request starts (inside the inspector's
+ * interrupt): say so, and whether to serve it. False, and nothing said,
+ * once the main thread has gated this worker's termination (see
+ * {@link gateAndWaitOutsideSync}): the request came too late. Pair every
+ * true with {@link leaveFlushRequest}.
+ *
+ * Why: on Node 24 a termination that lands while the worker runs
+ * JavaScript inside the inspector's evaluation is lost (the inspector ends
+ * the evaluation and the worker's own code goes on; reproduced without
+ * spanfuse, `Runtime.evaluate` through `NodeWorker.sendMessageToWorker`
+ * while the main thread calls `process.exit()`). A worker in a synchronous
+ * loop then never ends: the process hangs in its exit, joining it, or
+ * `terminate()` never resolves. So no termination may be started while a
+ * worker is inside a request.
+ */
+export function enterFlushRequest(): boolean {
+  if (isMainThread) return true;
+  update(threadId, INSIDE);
+  // Set before the gate is read, and the main thread gates before it reads
+  // INSIDE (both sequentially consistent): one of the two sees the other.
+  if ((flags(threadId) & GATED) === 0) return true;
+  update(threadId, 0, INSIDE);
+  return false;
+}
+
+/** In a worker: the flush request {@link enterFlushRequest} let in is done. */
+export function leaveFlushRequest(): void {
+  if (!isMainThread) update(threadId, 0, INSIDE);
+}
+
+/**
+ * Main thread, before terminating worker `id` (or letting the process's
+ * exit terminate it): no flush request starts there from now on, and this
+ * waits, blocking, until the one it may be running is done or `deadline`
+ * (a `performance.now()` time) passes. Returns 'outside' at once when none
+ * was running, 'waited' when one finished meanwhile, 'inside' when one
+ * still runs at the deadline. See {@link enterFlushRequest}.
+ */
+export function gateAndWaitOutsideSync(id: number, deadline: number): 'outside' | 'waited' | 'inside' {
+  update(id, GATED);
+  if ((flags(id) & INSIDE) === 0) return 'outside';
+  return waitForSync(id, deadline, (f) => (f & INSIDE) === 0) === undefined ? 'inside' : 'waited';
+}
+
+/** {@link gateAndWaitOutsideSync} without blocking: resolves after `timeoutMs` at most. */
+export async function gateAndWhenOutside(id: number, timeoutMs: number): Promise<'outside' | 'waited' | 'inside'> {
+  update(id, GATED);
+  if ((flags(id) & INSIDE) === 0) return 'outside';
+  return (await waitFor(id, timeoutMs, (f) => (f & INSIDE) === 0)) === undefined ? 'inside' : 'waited';
 }
 
 /** Main thread, before (re)sending a flush request: forget the previous answer. */

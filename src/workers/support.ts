@@ -9,8 +9,6 @@ import { ensureRegistry, markUnprofiled } from './registry.js';
 import type { FlushAnswer } from './registry.js';
 import { hookTerminate } from './terminate-hook.js';
 
-/** Longest wait, per terminate(), for a worker to write its open window. */
-export const FLUSH_TIMEOUT_MS = 2000;
 
 export interface WorkerSupport {
   /** Main thread: flush-before-terminate figures; undefined in workers. */
@@ -22,8 +20,8 @@ export interface WorkerSupport {
   /**
    * Main thread, process exiting: ask profiled workers to write their open
    * windows (Node terminates them right after the `exit` listeners) and
-   * return the blocking wait for their answers (bounded by
-   * {@link FLUSH_TIMEOUT_MS}); it returns how many wrote one. Workers: a
+   * return the blocking wait for their answers (bounded by the
+   * `flushTimeoutMs` given at start); it returns how many wrote one. Workers: a
    * wait that returns 0 at once.
    */
   exiting(): () => number;
@@ -47,14 +45,14 @@ export interface WorkerSupport {
  *   or, when asked so, at once; and mark workers this worker terminates, for
  *   their own silence.
  */
-export function startWorkerSupport(flushSync: () => FlushAnswer): WorkerSupport {
+export function startWorkerSupport(flushSync: () => FlushAnswer, flushTimeoutMs: number): WorkerSupport {
   if (isMainThread) {
     ensureRegistry();
-    const flusher = WorkerFlusher.start();
-    const unhook = hookTerminate({ ...(flusher ? { flusher } : {}), flushTimeoutMs: FLUSH_TIMEOUT_MS });
+    const flusher = flushTimeoutMs > 0 ? WorkerFlusher.start() : undefined;
+    const unhook = hookTerminate({ ...(flusher ? { flusher } : {}), flushTimeoutMs });
     return {
       stats: () => flusher?.stats(),
-      exiting: () => flusher?.flushAllForExit(FLUSH_TIMEOUT_MS) ?? (() => 0),
+      exiting: () => flusher?.flushAllForExit(flushTimeoutMs) ?? (() => 0),
       ended: () => undefined,
       windowOpened: () => undefined,
       windowClosed: () => undefined,

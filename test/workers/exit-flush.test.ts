@@ -53,6 +53,40 @@ test('an exit wait that starts after the bound still has workers in a synchronou
   assert.equal(late.timedOut, 0, r.stdout);
 });
 
+// Node 24 loses a termination that lands while a worker runs the
+// inspector's evaluation (reproduced without spanfuse: Runtime.evaluate sent
+// through NodeWorker.sendMessageToWorker while the main thread calls
+// process.exit()). When the exit's bound passed while workers in a
+// synchronous loop still wrote their windows inside the interrupt, Node's
+// termination of those workers was lost, their loops ran on, and the process
+// hung in its exit joining them (2 of 5 runs beside other load with the 2 s
+// bound; 5 of 5 with a 150 ms bound, on 082f6fd). The exit now closes each
+// worker to requests and waits until none runs there before Node terminates
+// them. A 150 ms bound makes the bound pass while they write.
+test('process.exit() with a bound that passes while 20 workers write their windows inside the interrupt: the exit still ends (Node 24 lost those terminations)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exitinside-'));
+  const r = await runNode(
+    ['--import', 'spanfuse/register', fixture('worker-exit-flush-app')],
+    {
+      SPANFUSE_OUTPUT_DIR: dir,
+      SPANFUSE_SAMPLING_INTERVAL_US: '2000',
+      SPANFUSE_WORKER_FLUSH_TIMEOUT_MS: '150',
+      WORKERS: '20',
+      SYNC: '1',
+    },
+    45_000,
+  );
+  assert.equal(r.code, 0, `exit code ${r.code}, signal ${r.signal} (SIGKILL after 45 s: the exit hung); ${r.stdout} ${r.stderr}`);
+  const flush = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> }).workerFlush;
+  assert.ok(flush !== undefined, r.stdout);
+  assert.equal(flush['interrupted'], 20, r.stdout);
+  assert.equal(flush['leftInside'], 0, r.stdout);
+  // Every request that was running when the bound passed finished, and its
+  // window is in the files.
+  const samples = samplesPerThread(dir, 'exit_flushed_work');
+  assert.ok(samples.size >= (flush['waitedInside'] ?? 0), `${samples.size} workers with samples; ${r.stdout}`);
+});
+
 async function exitWhileRunning(sync: boolean, workers: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exitflush-'));
   const r = await runNode(['--import', 'spanfuse/register', fixture('worker-exit-flush-app')], {

@@ -97,6 +97,28 @@ test('file workers terminated mid-work (one long-lived, 30 short): >= 80% of the
   assert.ok(best >= MIN_SHARE, `less than ${100 * MIN_SHARE}% of the workers' CPU in the profiles:${detail}`);
 });
 
+// Node 24 loses a termination that lands while a worker runs the
+// inspector's evaluation. terminate() asks a profiled worker to write its
+// window first, inside the interrupt when its loop gives no turn; when the
+// bound passed while it still wrote, the termination was lost, the worker
+// ran on, and terminate() never resolved (3 of 3 runs of 8 workers with a
+// 150 ms bound, on 082f6fd). terminate() now closes the worker to requests
+// and waits until none runs there before it proceeds.
+test('terminate() whose flush bound passes while the workers write inside the interrupt still resolves (Node 24 lost those terminations)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-terminside-'));
+  const r = await runNode(
+    ['--import', 'spanfuse/register', fixture('worker-terminate-inside-app')],
+    { SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_SAMPLING_INTERVAL_US: '2000', SPANFUSE_WORKER_FLUSH_TIMEOUT_MS: '150', WORKERS: '8' },
+    45_000,
+  );
+  assert.equal(r.code, 0, `exit code ${r.code}, signal ${r.signal} (SIGKILL after 45 s: terminate() never resolved); ${r.stdout} ${r.stderr}`);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { terminatedMs?: number; workerFlush?: Record<string, number> };
+  const f = out.workerFlush;
+  assert.ok(f !== undefined && out.terminatedMs !== undefined, r.stdout);
+  assert.equal(f['leftInside'], 0, r.stdout);
+  assert.equal((f['flushed'] ?? 0) + (f['empty'] ?? 0) + (f['timedOut'] ?? 0) + (f['unreachable'] ?? 0), 8, r.stdout);
+});
+
 test('await terminate() of a worker that ended on its own resolves, and the app goes on', async () => {
   const r = await runNode(['--import', 'spanfuse/register', fixture('worker-finished-terminate-app')], {
     SPANFUSE_OUTPUT_DIR: mkdtempSync(join(tmpdir(), 'spanfuse-finished-')),
