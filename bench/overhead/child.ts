@@ -4,6 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface ChildOptions {
   readonly nodeBin: string;
@@ -34,6 +36,13 @@ export class Child<In extends { type: string }, Out extends { type: string }> {
     const keep = (b: Buffer): void => {
       this.#output = (this.#output + b.toString()).slice(-TAIL_BYTES);
     };
+    // BENCH_CHILD_OUTPUT_DIR: every child's whole stdout also goes to
+    // DIR/<pid>.out (V8's --trace-opt and --trace-deopt print there).
+    const outDir = process.env['BENCH_CHILD_OUTPUT_DIR'];
+    if (outDir !== undefined && outDir !== '') {
+      const file = join(outDir, `${this.proc.pid ?? 'unknown'}.out`);
+      this.proc.stdout?.on('data', (b: Buffer) => appendFileSync(file, b));
+    }
     this.proc.stdout?.on('data', keep);
     this.proc.stderr?.on('data', keep);
     this.proc.on('message', (m: Out) => {
