@@ -58,7 +58,7 @@ export function installFlushTarget<M>(flush: (captured: M | undefined) => FlushA
     if (id !== threadId) return false;
     // The main thread waits for this to return before any termination of
     // this worker proceeds, and once it has begun, a request does nothing
-    // (see enterFlushRequest: Node 24 loses a termination that lands here).
+    // (see enterFlushRequest: Node 20 and 24 lose a termination that lands here).
     if (!enterFlushRequest()) return false;
     try {
       return serve(when);

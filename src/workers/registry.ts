@@ -134,11 +134,12 @@ export function markFlushed(answer: FlushAnswer): void {
  * {@link gateAndWaitOutsideSync}): the request came too late. Pair every
  * true with {@link leaveFlushRequest}.
  *
- * Why: on Node 24 a termination that lands while the worker runs
- * JavaScript inside the inspector's evaluation is lost (the inspector ends
- * the evaluation and the worker's own code goes on; reproduced without
- * spanfuse, `Runtime.evaluate` through `NodeWorker.sendMessageToWorker`
- * while the main thread calls `process.exit()`). A worker in a synchronous
+ * Why: on Node 20 and 24 a termination that lands while the worker runs
+ * JavaScript inside the inspector's evaluation is lost (the evaluation
+ * ends and the worker's own code goes on; reproduced without spanfuse in
+ * bench/workers/lost-termination.ts: `Runtime.evaluate` through
+ * `NodeWorker.sendMessageToWorker` while the main thread calls
+ * `process.exit()`). A worker in a synchronous
  * loop then never ends: the process hangs in its exit, joining it, or
  * `terminate()` never resolves. So no termination may be started while a
  * worker is inside a request.

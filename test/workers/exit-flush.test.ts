@@ -53,7 +53,7 @@ test('an exit wait that starts after the bound still has workers in a synchronou
   assert.equal(late.timedOut, 0, r.stdout);
 });
 
-// Node 24 loses a termination that lands while a worker runs the
+// Node (20 and 24) loses a termination that lands while a worker runs the
 // inspector's evaluation (reproduced without spanfuse: Runtime.evaluate sent
 // through NodeWorker.sendMessageToWorker while the main thread calls
 // process.exit()). When the exit's bound passed while workers in a
@@ -63,7 +63,7 @@ test('an exit wait that starts after the bound still has workers in a synchronou
 // bound; 5 of 5 with a 150 ms bound, on 082f6fd). The exit now closes each
 // worker to requests and waits until none runs there before Node terminates
 // them. A 150 ms bound makes the bound pass while they write.
-test('process.exit() with a bound that passes while 20 workers write their windows inside the interrupt: the exit still ends (Node 24 lost those terminations)', async () => {
+test('process.exit() with a bound that passes while 20 workers write their windows inside the interrupt: the exit still ends (Node lost those terminations)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-exitinside-'));
   const r = await runNode(
     ['--import', 'spanfuse/register', fixture('worker-exit-flush-app')],

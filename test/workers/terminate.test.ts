@@ -97,14 +97,14 @@ test('file workers terminated mid-work (one long-lived, 30 short): >= 80% of the
   assert.ok(best >= MIN_SHARE, `less than ${100 * MIN_SHARE}% of the workers' CPU in the profiles:${detail}`);
 });
 
-// Node 24 loses a termination that lands while a worker runs the
+// Node (20 and 24) loses a termination that lands while a worker runs the
 // inspector's evaluation. terminate() asks a profiled worker to write its
 // window first, inside the interrupt when its loop gives no turn; when the
 // bound passed while it still wrote, the termination was lost, the worker
 // ran on, and terminate() never resolved (3 of 3 runs of 8 workers with a
 // 150 ms bound, on 082f6fd). terminate() now closes the worker to requests
 // and waits until none runs there before it proceeds.
-test('terminate() whose flush bound passes while the workers write inside the interrupt still resolves (Node 24 lost those terminations)', async () => {
+test('terminate() whose flush bound passes while the workers write inside the interrupt still resolves (Node lost those terminations)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-terminside-'));
   const r = await runNode(
     ['--import', 'spanfuse/register', fixture('worker-terminate-inside-app')],
