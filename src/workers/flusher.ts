@@ -45,10 +45,11 @@ export interface FlushStats {
 /**
  * Longest wait, once a flush's bound has passed, for a worker still running
  * a flush request inside the interrupt (writing its window there) before its
- * termination proceeds (ms). Node (20 and 24) loses a termination that lands while
- * a worker runs the inspector's evaluation: a worker in a synchronous loop
- * then runs on forever, and the process hangs in its exit (2 of 5 runs of 20
- * such workers on a loaded 2-core machine) or `terminate()` never resolves.
+ * termination proceeds (ms). Node (20 and 24) loses a termination that
+ * lands while a worker runs the inspector's evaluation: a worker in a
+ * synchronous loop then runs on forever, and the process hangs in its exit
+ * (Node 24: 2 of 5 runs of 20 such workers on a loaded 2-core machine) or
+ * `terminate()` never resolves.
  * The request ends on its own (it writes one window), so this wait is the
  * time that write takes on a starved machine; past it the termination goes
  * ahead, as before.

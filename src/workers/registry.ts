@@ -139,10 +139,9 @@ export function markFlushed(answer: FlushAnswer): void {
  * ends and the worker's own code goes on; reproduced without spanfuse in
  * bench/workers/lost-termination.ts: `Runtime.evaluate` through
  * `NodeWorker.sendMessageToWorker` while the main thread calls
- * `process.exit()`). A worker in a synchronous
- * loop then never ends: the process hangs in its exit, joining it, or
- * `terminate()` never resolves. So no termination may be started while a
- * worker is inside a request.
+ * `process.exit()`). A worker in a synchronous loop then never ends: the
+ * process hangs in its exit, joining it, or `terminate()` never resolves.
+ * So no termination may be started while a worker is inside a request.
  */
 export function enterFlushRequest(): boolean {
   if (isMainThread) return true;
