@@ -2,7 +2,7 @@ import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
 import type { FlushWhen } from './flush-target.js';
 import { clearAnswer, gateAndWaitOutsideSync, gateAndWhenOutside, isProfiled, waitFlushedSync, whenFlushed } from './registry.js';
-import type { FlushAnswer } from './registry.js';
+import type { FlushAnswer, InsideWait } from './registry.js';
 
 /** Pause before asking a worker again that was closing a window (ms). */
 const BUSY_RETRY_MS = 20;
@@ -162,17 +162,17 @@ export class WorkerFlusher {
   async flush(threadId: number, timeoutMs: number): Promise<boolean> {
     const wrote = await this.#askUntilAnswered(threadId, timeoutMs);
     // The caller terminates next: not while a request runs in the worker.
-    let where: 'outside' | 'waited' | 'inside' = 'outside';
+    let where: InsideWait = 'outside';
     try {
       where = await gateAndWhenOutside(threadId, INSIDE_WAIT_MS);
     } catch {
-      // no shared table: nothing to wait for
+      // Atomics.waitAsync failed: flush() never rejects (the answer's wait neither)
     }
     this.#countInside(where);
     return wrote;
   }
 
-  #countInside(where: 'outside' | 'waited' | 'inside'): void {
+  #countInside(where: InsideWait): void {
     if (where === 'waited') this.#waitedInside++;
     else if (where === 'inside') {
       this.#waitedInside++;

@@ -166,17 +166,26 @@ export function leaveFlushRequest(): void {
  * was running, 'waited' when one finished meanwhile, 'inside' when one
  * still runs at the deadline. See {@link enterFlushRequest}.
  */
-export function gateAndWaitOutsideSync(id: number, deadline: number): 'outside' | 'waited' | 'inside' {
-  update(id, GATED);
-  if ((flags(id) & INSIDE) === 0) return 'outside';
-  return waitForSync(id, deadline, (f) => (f & INSIDE) === 0) === undefined ? 'inside' : 'waited';
+export function gateAndWaitOutsideSync(id: number, deadline: number): InsideWait {
+  if (gate(id)) return 'outside';
+  return waitForSync(id, deadline, outside) === undefined ? 'inside' : 'waited';
 }
 
 /** {@link gateAndWaitOutsideSync} without blocking: resolves after `timeoutMs` at most. */
-export async function gateAndWhenOutside(id: number, timeoutMs: number): Promise<'outside' | 'waited' | 'inside'> {
+export async function gateAndWhenOutside(id: number, timeoutMs: number): Promise<InsideWait> {
+  if (gate(id)) return 'outside';
+  return (await waitFor(id, timeoutMs, outside)) === undefined ? 'inside' : 'waited';
+}
+
+/** How a wait for a worker to leave its flush request ended (see {@link gateAndWaitOutsideSync}). */
+export type InsideWait = 'outside' | 'waited' | 'inside';
+
+const outside = (f: number): boolean => (f & INSIDE) === 0;
+
+/** Gate worker `id` (see {@link enterFlushRequest}); true when no request runs there now. */
+function gate(id: number): boolean {
   update(id, GATED);
-  if ((flags(id) & INSIDE) === 0) return 'outside';
-  return (await waitFor(id, timeoutMs, (f) => (f & INSIDE) === 0)) === undefined ? 'inside' : 'waited';
+  return outside(flags(id));
 }
 
 /** Main thread, before (re)sending a flush request: forget the previous answer. */
