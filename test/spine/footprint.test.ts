@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runNode } from '../support/child.js';
+import { lastJsonLine, runNode } from '../support/child.js';
 
 // Importing a built-in as an ES module runs its lazy getters: on Node 24,
 // node:http's WebSocket/CloseEvent/MessageEvent load all of undici (+14 MB
@@ -19,7 +19,7 @@ test('the preload and a started exporter load no undici (the ESM facade of node:
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
   });
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { undici: string[] };
+  const out = lastJsonLine<{ undici: string[] }>(r.stdout);
   assert.deepEqual(out.undici, []);
   // The check can fail: the same app importing node:http as an ES module gets undici on Node 24.
   if (Number(process.versions.node.split('.')[0]) >= 24) {

@@ -35,6 +35,14 @@ export function runNode(args: string[], env: Record<string, string> = {}, timeou
   });
 }
 
+/**
+ * The last line of a fixture's stdout, where fixtures print their figures
+ * as JSON, parsed (`{}` when stdout is empty). The caller names its shape.
+ */
+export function lastJsonLine<T>(stdout: string): T {
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as T;
+}
+
 /** Path of a compiled fixture, e.g. `fixture('attribution-app')`. */
 export function fixture(name: string): string {
   return fileURLToPath(new URL(`../fixtures/${name}.js`, import.meta.url));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { churnRun } from '../../bench/workers/churn.js';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 
 // A short version of bench/workers/churn (which runs >= 50 times for the
 // issue note): a few runs per CI pass, each a child process under the preload.
@@ -49,7 +49,7 @@ test('koffi is never loaded in a worker thread', async () => {
 test('terminate() right after new Worker() under the preload waits until the preload is loaded (Node < 24)', async () => {
   const r = await runNode(['--import', 'spanfuse/register', fixture('worker-early-terminate-app')], { SPANFUSE_OUTPUT_DIR: mkdtempSync(join(tmpdir(), 'spanfuse-early-')) });
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { atCreate: string[]; states: string[] };
+  const out = lastJsonLine<{ atCreate: string[]; states: string[] }>(r.stdout);
   if (Number(process.versions.node.split('.')[0]) >= 24) {
     // Not needed there: terminate() does not wait, nothing is marked.
     assert.deepEqual(out.atCreate, out.atCreate.map(() => 'none'), JSON.stringify(out));

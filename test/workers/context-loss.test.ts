@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { busyAt, InFlightSpans } from '../../src/context-loss/index.js';
 import type { ContextLossStats } from '../../src/context-loss/index.js';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 import { readPprof, wallFiles } from '../support/pprof.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -20,7 +20,7 @@ async function queueRun(wrap: boolean): Promise<{ stats: ContextLossStats; dir: 
     WRAP: wrap ? '1' : '0',
   }, 120_000);
   assert.equal(r.code, 0, r.stderr);
-  return { stats: JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as ContextLossStats, dir };
+  return { stats: lastJsonLine<ContextLossStats>(r.stdout), dir };
 }
 
 test('a custom queue that drops context shows in the context-loss figure with its function; bindToContext brings it near zero', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 import { readPprof, samplesPerThread, wallFiles } from '../support/pprof.js';
 
 // A worker's samples live in its own isolate until it writes its window.
@@ -77,7 +77,7 @@ test('process.exit() with a bound that passes while 20 workers write their windo
     45_000,
   );
   assert.equal(r.code, 0, `exit code ${r.code}, signal ${r.signal} (SIGKILL after 45 s: the exit hung); ${r.stdout} ${r.stderr}`);
-  const flush = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> }).workerFlush;
+  const flush = lastJsonLine<{ workerFlush?: Record<string, number> }>(r.stdout).workerFlush;
   assert.ok(flush !== undefined, r.stdout);
   assert.equal(flush['interrupted'], 20, r.stdout);
   assert.equal(flush['leftInside'], 0, r.stdout);
@@ -96,7 +96,7 @@ async function exitWhileRunning(sync: boolean, workers: number): Promise<void> {
     SYNC: sync ? '1' : '0',
   });
   assert.equal(r.code, 0, r.stderr);
-  const flush = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> }).workerFlush;
+  const flush = lastJsonLine<{ workerFlush?: Record<string, number> }>(r.stdout).workerFlush;
   assert.equal(flush?.['unreachable'], 0, r.stdout);
   if (sync) assert.equal(flush?.['interrupted'], workers, r.stdout);
   const samples = samplesPerThread(dir, 'exit_flushed_work');
@@ -125,7 +125,7 @@ test('process.exit() right after profiled workers ended on their own: nothing is
     WORKERS: '3',
   });
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { workerFlush?: Record<string, number> };
+  const out = lastJsonLine<{ workerFlush?: Record<string, number> }>(r.stdout);
   const f = out.workerFlush;
   assert.ok(f !== undefined, `no flush figures: ${r.stdout}`);
   // A worker that ended is asked nothing: asked anyway, it would never

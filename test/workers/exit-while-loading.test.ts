@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 
 // Node 20 aborts the process when it terminates a worker that is
 // instantiating the preload's module graph, and at exit Node terminates
@@ -22,7 +22,7 @@ test(`process exit while 20 workers load the preload: no abort${waits ? ', every
     });
     assert.equal(r.code, 0, `run ${i} (exit after ${exitAfterMs} ms): ${String(r.signal)} ${r.stderr.slice(-2000)}`);
     assert.doesNotMatch(r.stderr, /FATAL ERROR/);
-    const { states } = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { states: string[] };
+    const { states } = lastJsonLine<{ states: string[] }>(r.stdout);
     assert.equal(states.length, 20);
     // Node 24 does not abort there: workers are not marked and exit does not wait.
     assert.deepEqual(states, states.map(() => (waits ? 'loaded' : 'none')), `run ${i}: ${JSON.stringify(states)}`);

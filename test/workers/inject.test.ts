@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 import { readPprof, wallFiles } from '../support/pprof.js';
 
 test('eval workers and workers with their own execArgv are profiled under --import spanfuse/register', async () => {
@@ -13,7 +13,7 @@ test('eval workers and workers with their own execArgv are profiled under --impo
     SPANFUSE_SAMPLING_INTERVAL_US: '2000',
   });
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<'eval' | 'execArgv', { tid: number; running: boolean }>;
+  const out = lastJsonLine<Record<'eval' | 'execArgv', { tid: number; running: boolean }>>(r.stdout);
   assert.equal(out.eval.running, true, 'spanfuse not running in the eval worker');
   assert.equal(out.execArgv.running, true, 'spanfuse not running in the execArgv worker');
   const byFn = new Map<string, Set<string>>();

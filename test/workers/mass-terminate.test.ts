@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 import { wallFiles } from '../support/pprof.js';
 
 test('terminating 100 profiled workers mid-window, three times: no crash, no hang, every worker writes its window, the main pipeline keeps running', async () => {
@@ -15,13 +15,13 @@ test('terminating 100 profiled workers mid-window, three times: no crash, no han
     WORKERS: '100',
   }, 240_000);
   assert.equal(r.code, 0, `exit ${String(r.code)} ${String(r.signal)}: ${r.stderr.slice(-3000)}`);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
+  const out = lastJsonLine<{
     rounds: Array<{ terminateMs: number; codes: number[]; running: number }>;
     windowsBefore: number;
     windowsAfter: number;
     flushed: boolean;
     workerFlush: { flushed: number; empty: number; timedOut: number; unreachable: number; retried: number };
-  };
+  }>(r.stdout);
   assert.equal(out.rounds.length, 3);
   for (const round of out.rounds) assert.equal(round.codes.length, 100);
   // The main thread's pipeline still closes and delivers windows: the flush

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 import { readPprof, wallFiles } from '../support/pprof.js';
 
 interface Truth {
@@ -44,7 +44,7 @@ async function once(): Promise<{ truth: Truth[]; byTid: Map<string, number>; sam
     LONG_MS: '3000',
   }, 180_000);
   assert.equal(r.code, 0, `fixture failed: ${r.stderr}`);
-  const { flush } = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { flush: { flushed: number; timedOut: number } };
+  const { flush } = lastJsonLine<{ flush: { flushed: number; timedOut: number } }>(r.stdout);
   const p = profiled(dir);
   return { truth: JSON.parse(readFileSync(truthPath, 'utf8')) as Truth[], byTid: p.cpuMs, samples: p.samples, flush };
 }
@@ -112,7 +112,7 @@ test('terminate() whose flush bound passes while the workers write inside the in
     45_000,
   );
   assert.equal(r.code, 0, `exit code ${r.code}, signal ${r.signal} (SIGKILL after 45 s: terminate() never resolved); ${r.stdout} ${r.stderr}`);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { terminatedMs?: number; workerFlush?: Record<string, number> };
+  const out = lastJsonLine<{ terminatedMs?: number; workerFlush?: Record<string, number> }>(r.stdout);
   const f = out.workerFlush;
   assert.ok(f !== undefined && out.terminatedMs !== undefined, r.stdout);
   assert.equal(f['leftInside'], 0, r.stdout);
@@ -126,6 +126,6 @@ test('await terminate() of a worker that ended on its own resolves, and the app 
   });
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /unsettled top-level await/);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { results?: number[] };
+  const out = lastJsonLine<{ results?: number[] }>(r.stdout);
   assert.deepEqual(out.results, [0, 1, 2], `stdout: ${r.stdout}`);
 });
