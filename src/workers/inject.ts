@@ -1,7 +1,8 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Worker as WorkerType, WorkerOptions } from 'node:worker_threads';
-import { markPreloading, waitPreloadedSync } from './registry.js';
+import { markPreloading, preloadState, waitPreloadedSync } from './registry.js';
+import { PRELOAD_WAIT_MS } from './terminate-hook.js';
 
 const INJECTED = Symbol.for('spanfuse.worker.inject');
 
@@ -92,10 +93,20 @@ const TERMINATE_IN_LOAD_ABORTS = Number(process.versions.node.split('.')[0]) < 2
 
 /**
  * Longest the process's exit waits for workers still loading the preload
- * (ms, all of them together): loading takes tens of ms, 1-3 s with dozens
- * of workers starting at once on 2 busy cores.
+ * (ms, all of them together): {@link EXIT_PRELOAD_WAIT_BASE_MS} plus
+ * {@link EXIT_PRELOAD_WAIT_PER_WORKER_MS} for each worker loading then, at
+ * most {@link PRELOAD_WAIT_MS}. Loading takes ~0.3 s of one core per worker,
+ * and workers started together share the cores, so they all finish near the
+ * end: 20 started at once on 2 quiet cores need 4.2-4.8 s (measured), more
+ * beside other work; a fixed 5 s bound passed with some of them still loading.
  */
-export const EXIT_PRELOAD_WAIT_MS = 5000;
+export const EXIT_PRELOAD_WAIT_BASE_MS = 5000;
+export const EXIT_PRELOAD_WAIT_PER_WORKER_MS = 250;
+
+/** The exit's preload wait for `loading` workers (see {@link EXIT_PRELOAD_WAIT_BASE_MS}). */
+export function exitPreloadWaitMs(loading: number): number {
+  return Math.min(PRELOAD_WAIT_MS, EXIT_PRELOAD_WAIT_BASE_MS + EXIT_PRELOAD_WAIT_PER_WORKER_MS * loading);
+}
 
 /** Workers created with the preload whose 'exit' has not been seen yet (Node < 24). */
 const started = new Set<number>();
@@ -108,7 +119,9 @@ const started = new Set<number>();
  */
 function beforeWorkersStop(): void {
   try {
-    waitPreloadedSync(started, performance.now() + EXIT_PRELOAD_WAIT_MS);
+    let loading = 0;
+    for (const id of started) if (preloadState(id) === 'loading') loading++;
+    if (loading > 0) waitPreloadedSync(started, performance.now() + exitPreloadWaitMs(loading));
   } catch {
     // nothing to wait with: exit as before
   }
