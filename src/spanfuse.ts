@@ -1,7 +1,5 @@
 import { resolve } from 'node:path';
 import * as workerThreads from 'node:worker_threads';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { formatConfigWarnings } from './config/index.js';
 import type { ResolvedConfig } from './config/index.js';
@@ -39,6 +37,7 @@ import {
   JsonlSpanProcessor,
   LocalRootProcessor,
   armAutoInstrumentation,
+  noopSpanProcessor,
 } from './tracing/index.js';
 import type {
   AutoInstrumentation,
@@ -242,7 +241,7 @@ export class Spanfuse {
         })
       : undefined;
     const ownProcessors: SpanProcessor[] = [this.#fusion.noteProcessor(false), this.#localRoot(), this.#contextLoss.spans];
-    const sink = this.#spansFile ?? new NoopSpanProcessor();
+    const sink = this.#spansFile ?? noopSpanProcessor;
     this.#ownTail = this.#newTail(sink);
     ownProcessors.push(this.#ownTail ?? sink);
     const resourceAttributes = {
@@ -254,7 +253,7 @@ export class Spanfuse {
     this.#tracing = installTracing({
       contextManager: this.#contextManager,
       provideTracer: config.tracerProvider === 'auto',
-      resource: resourceFromAttributes(resourceAttributes),
+      resourceAttributes,
       spanProcessors: ownProcessors,
       onHandover: () => {
         this.#fusion.rearm();
@@ -342,7 +341,7 @@ export class Spanfuse {
    */
   spanProcessor(downstream?: SpanProcessor): SpanProcessor {
     const local = [this.#fusion.noteProcessor(true), this.#localRoot(), this.#contextLoss.spans];
-    const tail = this.#newTail(downstream ?? new NoopSpanProcessor());
+    const tail = this.#newTail(downstream ?? noopSpanProcessor);
     if (tail === undefined) return composite([...local, ...(downstream ? [downstream] : [])]);
     const fused = composite([...local, tail]);
     return downstream === undefined ? fused : bypassWhenStopped(() => this.#shutdown !== undefined, fused, downstream);

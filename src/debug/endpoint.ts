@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
-import { suppressTracing } from '@opentelemetry/core';
+import { suppressTracing } from '../tracing/sdk.js';
 import type { DebugConfig } from '../config/index.js';
 import type { Diagnostics } from '../core/diagnostics.js';
 import { encodePprofGzip } from '../profile/index.js';

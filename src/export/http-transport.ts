@@ -1,5 +1,5 @@
 import { context } from '@opentelemetry/api';
-import { suppressTracing } from '@opentelemetry/core';
+import { suppressTracing } from '../tracing/sdk.js';
 import type { Transport, TransportRequest, TransportResult } from './transport.js';
 import type * as Http from 'node:http';
 import { http, https } from '../core/builtins.js';

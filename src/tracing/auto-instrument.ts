@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { context } from '@opentelemetry/api';
 import type { TracerProvider } from '@opentelemetry/api';
-import { isTracingSuppressed } from '@opentelemetry/core';
+import { isTracingSuppressed } from './sdk.js';
 import type { Diagnostics } from '../core/diagnostics.js';
 
 /** Which official instrumentations the preload enables (`SPANFUSE_AUTO_INSTRUMENT`). */

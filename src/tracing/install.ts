@@ -1,9 +1,8 @@
 import { context, ProxyTracerProvider, trace } from '@opentelemetry/api';
 import type { ContextManager, TracerProvider } from '@opentelemetry/api';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Resource } from '@opentelemetry/resources';
 import { HandoverTracerProvider } from './handover.js';
+import { DeferredTracerProvider } from './sdk.js';
 
 export type ContextManagerState = 'spanfuse' | 'spanfuse-replaced-app';
 export type TracerProviderState = 'spanfuse' | 'app' | 'none';
@@ -12,8 +11,8 @@ export interface TracingInstallation {
   readonly contextManager: ContextManagerState;
   /** Who provides spans right now: spanfuse's provider, the app's, or nobody. */
   tracerProvider(): TracerProviderState;
-  /** spanfuse's own provider, when it installed one. */
-  readonly provider: BasicTracerProvider | undefined;
+  /** spanfuse's own provider, when it installed one (its SDK provider is created at the first getTracer()). */
+  readonly provider: DeferredTracerProvider | undefined;
   /** The delegate spanfuse gave the API (tracers that hand over), when it installed one. */
   readonly delegate: HandoverTracerProvider | undefined;
   /** The app had registered a tracer provider before spanfuse was installed. */
@@ -34,7 +33,7 @@ export interface TracingInstallation {
 export function installTracing(opts: {
   contextManager: ContextManager;
   provideTracer: boolean;
-  resource: Resource;
+  resourceAttributes: Record<string, string | number | boolean>;
   spanProcessors: SpanProcessor[];
   onHandover?: () => void;
 }): TracingInstallation {
@@ -50,10 +49,10 @@ export function installTracing(opts: {
 
   const proxy = trace.getTracerProvider();
   const appProviderFirst = proxy instanceof ProxyTracerProvider ? hasDelegate(proxy) : true;
-  let provider: BasicTracerProvider | undefined;
+  let provider: DeferredTracerProvider | undefined;
   let delegate: HandoverTracerProvider | undefined;
   if (opts.provideTracer && proxy instanceof ProxyTracerProvider && !appProviderFirst) {
-    provider = new BasicTracerProvider({ resource: opts.resource, spanProcessors: opts.spanProcessors });
+    provider = new DeferredTracerProvider(opts.resourceAttributes, opts.spanProcessors);
     delegate = new HandoverTracerProvider(provider, proxy, opts.onHandover);
     proxy.setDelegate(delegate);
   }

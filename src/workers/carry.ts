@@ -1,6 +1,6 @@
 import { context, defaultTextMapGetter, defaultTextMapSetter, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Context, Tracer } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { w3cPropagator } from '../tracing/sdk.js';
 
 /** W3C trace context of the submitting span, as plain strings (structured-clone safe). */
 export interface TraceCarrier {
@@ -14,8 +14,6 @@ export interface CarriedTask<T> {
   readonly traceContext: TraceCarrier;
 }
 
-const w3c = new W3CTraceContextPropagator();
-
 /**
  * The active (or given) context as W3C `traceparent`/`tracestate`. The
  * global propagator is used when the app set one (it may add baggage);
@@ -25,7 +23,7 @@ export function injectTraceContext(ctx: Context = context.active()): TraceCarrie
   const carrier: Record<string, string> = {};
   try {
     propagation.inject(ctx, carrier, defaultTextMapSetter);
-    w3c.inject(ctx, carrier, defaultTextMapSetter);
+    w3cPropagator().inject(ctx, carrier, defaultTextMapSetter);
   } catch {
     // no context to carry
   }
@@ -56,7 +54,7 @@ export function runInCarriedContext<R>(carrier: TraceCarrier | undefined, name: 
   let parent = context.active();
   try {
     const c = carrier ?? {};
-    parent = w3c.extract(propagation.extract(parent, c, defaultTextMapGetter), c, defaultTextMapGetter);
+    parent = w3cPropagator().extract(propagation.extract(parent, c, defaultTextMapGetter), c, defaultTextMapGetter);
   } catch {
     // a malformed carrier: a root span
   }

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixture, runNode } from '../support/child.js';
+import { fixture, lastJsonLine, runNode } from '../support/child.js';
 
 function spansOf(dir: string): Array<{ name: string; attributes: Record<string, unknown> }> {
   const p = join(dir, 'spans.jsonl');
@@ -57,4 +57,36 @@ test('starting after server.listen() warns once, with the fix; the preload does 
   const early = await runNode(['--import', 'spanfuse/register', '--input-type=module', '-e', "import http from 'node:http'; const s = http.createServer().listen(0, '127.0.0.1', () => s.close());"], { SPANFUSE_OUTPUT_DIR: dir });
   assert.equal(early.code, 0, early.stderr);
   assert.doesNotMatch(early.stderr, /SPANFUSE_LATE_START/);
+});
+
+// A worker (eval: true, so the preload injects itself) reports which
+// OpenTelemetry SDK modules it has loaded before and after asking for a
+// tracer, and the span it then makes. The worker's code is an ES module:
+// it inherits --input-type=module.
+const SDK_APP = `
+import { Worker } from 'node:worker_threads';
+const worker = new Worker(\`
+  import { createRequire } from 'node:module';
+  import { parentPort } from 'node:worker_threads';
+  const cache = createRequire(process.cwd() + '/').cache;
+  const sdk = () => Object.keys(cache).filter((f) => /@opentelemetry[\\\\/](sdk-trace-base|resources|core)[\\\\/]/.test(f)).length;
+  const before = sdk();
+  const { trace } = await import('@opentelemetry/api');
+  const span = trace.getTracer('sdk-probe').startSpan('worker-span');
+  span.end();
+  parentPort.postMessage({ before, after: sdk(), sampled: span.spanContext().traceFlags === 1, serviceName: span.resource?.attributes['service.name'] });
+\`, { eval: true });
+worker.once('message', (m) => { process.stdout.write(JSON.stringify(m) + '\\n'); });
+`;
+
+test('a worker under the preload loads no OpenTelemetry SDK module until a tracer is asked for, then makes sampled spans', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-sdk-'));
+  const r = await runNode(['--import', 'spanfuse/register', '--input-type=module', '-e', SDK_APP], { SPANFUSE_OUTPUT_DIR: dir, OTEL_SERVICE_NAME: 'sdk-probe-svc', SPANFUSE_SPANS_ONE_IN: '1' });
+  assert.equal(r.code, 0, r.stderr);
+  const m = lastJsonLine<{ before: number; after: number; sampled: boolean; serviceName: unknown }>(r.stdout);
+  assert.equal(m.before, 0, 'the preload loaded the SDK in the worker');
+  assert.ok(m.after > 0, 'no SDK module after getTracer(): the span came from somewhere else');
+  assert.equal(m.sampled, true, 'the worker span was not a sampled SDK span');
+  assert.equal(m.serviceName, 'sdk-probe-svc');
+  assert.ok(spansOf(dir).some((s) => s.name === 'worker-span'), 'worker-span not in spans.jsonl');
 });

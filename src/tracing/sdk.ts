@@ -1,0 +1,92 @@
+/**
+ * The OpenTelemetry SDK packages, loaded when first needed instead of with
+ * spanfuse. Every worker thread loads the preload, and most never start a
+ * span or carry one: importing @opentelemetry/sdk-trace-base (with core,
+ * resources and semantic-conventions, ~100 modules) took 60-90 ms of each
+ * worker's start and some MB of its heap. These packages resolve to their
+ * CommonJS builds from spanfuse's ES modules too ("main", no "exports"), so
+ * require() here returns the same module instances an import would.
+ */
+import { createRequire } from 'node:module';
+import { context, createContextKey, ROOT_CONTEXT } from '@opentelemetry/api';
+import type { Context, TextMapPropagator, Tracer, TracerOptions, TracerProvider } from '@opentelemetry/api';
+import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+
+const require = createRequire(import.meta.url);
+
+type SdkTraceBase = typeof import('@opentelemetry/sdk-trace-base');
+type Resources = typeof import('@opentelemetry/resources');
+type Core = typeof import('@opentelemetry/core');
+
+/**
+ * The key @opentelemetry/core's suppressTracing() sets: createContextKey is
+ * Symbol.for(description), so this is the same key, without loading core.
+ */
+const SUPPRESS_TRACING = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
+
+/** `ctx` with tracing suppressed (exporters' own requests make no spans). */
+export function suppressTracing(ctx: Context = context.active()): Context {
+  return ctx.setValue(SUPPRESS_TRACING, true);
+}
+
+/** Whether tracing is suppressed in `ctx`. */
+export function isTracingSuppressed(ctx: Context = ROOT_CONTEXT): boolean {
+  return ctx.getValue(SUPPRESS_TRACING) === true;
+}
+
+let w3c: TextMapPropagator | undefined;
+
+/** The W3C trace-context propagator (@opentelemetry/core's), loaded on first use. */
+export function w3cPropagator(): TextMapPropagator {
+  w3c ??= new (require('@opentelemetry/core') as Core).W3CTraceContextPropagator();
+  return w3c;
+}
+
+/** A span processor that does nothing. */
+export const noopSpanProcessor: SpanProcessor = {
+  onStart(_span: Span, _parent: Context): void {},
+  onEnd(_span: ReadableSpan): void {},
+  forceFlush: () => Promise.resolve(),
+  shutdown: () => Promise.resolve(),
+};
+
+/**
+ * A tracer provider whose SDK provider (a BasicTracerProvider with
+ * `resourceAttributes` and `spanProcessors`) is created at its first
+ * getTracer(): until an instrumentation or the app asks for a tracer,
+ * nothing of the SDK is loaded.
+ */
+export class DeferredTracerProvider implements TracerProvider {
+  readonly #resourceAttributes: Record<string, string | number | boolean>;
+  readonly #spanProcessors: SpanProcessor[];
+  #provider: BasicTracerProvider | undefined;
+  #shutdown = false;
+
+  constructor(resourceAttributes: Record<string, string | number | boolean>, spanProcessors: SpanProcessor[]) {
+    this.#resourceAttributes = resourceAttributes;
+    this.#spanProcessors = spanProcessors;
+  }
+
+  /** Whether the SDK provider was created (some tracer was asked for). */
+  get created(): boolean {
+    return this.#provider !== undefined;
+  }
+
+  getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
+    if (this.#provider === undefined) {
+      const { BasicTracerProvider: Provider } = require('@opentelemetry/sdk-trace-base') as SdkTraceBase;
+      const { resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
+      this.#provider = new Provider({ resource: resourceFromAttributes(this.#resourceAttributes), spanProcessors: this.#spanProcessors });
+      // Shut down before its first tracer: its tracers make no spans.
+      if (this.#shutdown) void this.#provider.shutdown();
+    }
+    return this.#provider.getTracer(name, version, options);
+  }
+
+  /** Shut the SDK provider down (flushing its processors), if it was created. */
+  async shutdown(): Promise<void> {
+    this.#shutdown = true;
+    await this.#provider?.shutdown();
+  }
+}
