@@ -10,4 +10,4 @@ export type { FusionState, FusionStats } from './fusion.js';
 export { armAutoInstrumentation } from './auto-instrument.js';
 export type { AutoInstrument, AutoInstrumentation, AutoInstrumentState } from './auto-instrument.js';
 export { bypassWhenStopped } from './bypass.js';
-export { DeferredTracerProvider, isTracingSuppressed, noopSpanProcessor, suppressTracing, w3cPropagator } from './sdk.js';
+export { noopSpanProcessor } from './sdk.js';

@@ -68,18 +68,13 @@ export class DeferredTracerProvider implements TracerProvider {
     this.#spanProcessors = spanProcessors;
   }
 
-  /** Whether the SDK provider was created (some tracer was asked for). */
-  get created(): boolean {
-    return this.#provider !== undefined;
-  }
-
   getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
     if (this.#provider === undefined) {
       const { BasicTracerProvider: Provider } = require('@opentelemetry/sdk-trace-base') as SdkTraceBase;
       const { resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
       this.#provider = new Provider({ resource: resourceFromAttributes(this.#resourceAttributes), spanProcessors: this.#spanProcessors });
       // Shut down before its first tracer: its tracers make no spans.
-      if (this.#shutdown) void this.#provider.shutdown();
+      if (this.#shutdown) this.#provider.shutdown().catch(() => undefined);
     }
     return this.#provider.getTracer(name, version, options);
   }
