@@ -1,7 +1,7 @@
 import { Session } from 'node:inspector';
 import { flushExpression } from './flush-target.js';
 import type { FlushWhen } from './flush-target.js';
-import { clearAnswer, gateAndWaitOutsideSync, gateAndWhenOutside, isProfiled, waitFlushedSync, whenFlushed } from './registry.js';
+import { clearAnswer, gateAndWaitOutsideSync, gateAndWhenOutside, isGated, isProfiled, waitFlushedSync, whenFlushed } from './registry.js';
 import type { FlushAnswer, InsideWait } from './registry.js';
 
 /** Pause before asking a worker again that was closing a window (ms). */
@@ -232,9 +232,15 @@ export class WorkerFlusher {
   flushAllForExit(timeoutMs: number, minWaitMs = EXIT_MIN_WAIT_MS): () => number {
     const askedUntil = performance.now() + timeoutMs;
     const asked: Asked[] = [];
+    // Workers whose terminate() has gated them: that flush is over and they
+    // serve no request now; asked anyway, the exit waited its whole bound
+    // for answers that never come. Still waited for below while one writes.
+    const gated: number[] = [];
     if (!this.#closed) {
       for (const [id, sessionId] of this.#sessions) {
-        if (isProfiled(id) && this.#ask(sessionId, id, 'turn')) asked.push({ id, sessionId, at: performance.now() });
+        if (!isProfiled(id)) continue;
+        if (isGated(id)) gated.push(id);
+        else if (this.#ask(sessionId, id, 'turn')) asked.push({ id, sessionId, at: performance.now() });
       }
     }
     this.#exitWaits++;
@@ -260,7 +266,7 @@ export class WorkerFlusher {
         // Node terminates every worker once this returns: not while one
         // still writes inside the interrupt (see INSIDE_WAIT_MS).
         const insideUntil = performance.now() + INSIDE_WAIT_MS;
-        for (const a of asked) this.#countInside(gateAndWaitOutsideSync(a.id, insideUntil));
+        for (const id of [...asked.map((a) => a.id), ...gated]) this.#countInside(gateAndWaitOutsideSync(id, insideUntil));
       } finally {
         if (!done) {
           done = true;

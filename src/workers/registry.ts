@@ -111,6 +111,15 @@ export function isProfiled(id: number): boolean {
   return (flags(id) & PROFILED) !== 0;
 }
 
+/**
+ * Whether the main thread has gated worker `id` (see
+ * {@link gateAndWaitOutsideSync}): its termination is under way and it
+ * serves no flush request any more.
+ */
+export function isGated(id: number): boolean {
+  return (flags(id) & GATED) !== 0;
+}
+
 /** In a worker: its parent has begun terminating it. */
 export function selfTerminating(): boolean {
   return !isMainThread && (flags(threadId) & TERMINATING) !== 0;

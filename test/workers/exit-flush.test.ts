@@ -145,3 +145,38 @@ test('process.exit() right after profiled workers ended on their own: nothing is
   }
   assert.equal(tids.size, 3, `workers with samples of their work: ${[...tids].join(',')}`);
 });
+
+// A worker whose terminate() has flushed it and gated it (it serves no
+// request any more) may still be there when the process exits: writing
+// inside the interrupt, or not yet ended by Node. The exit asked it again:
+// one still writing answered with the terminate's own request (counted
+// twice), one done writing never answered and the exit waited its whole
+// bound for it (an exit up to 2 s slower at the default bound). The exit
+// now asks none of those, and still waits while one writes. (In this
+// fixture every gated worker is still writing at the exit: on the code
+// before, the exit counted 8 more 'flushed'.)
+test('process.exit() while terminate()s are under way: workers already gated are not asked again, the exit still ends', async () => {
+  let seen = 0;
+  for (let attempt = 0; attempt < 4 && seen === 0; attempt++) {
+    const dir = mkdtempSync(join(tmpdir(), 'spanfuse-termexit-'));
+    const r = await runNode(['--import', 'spanfuse/register', fixture('worker-terminating-exit-app')], {
+      SPANFUSE_OUTPUT_DIR: dir,
+      SPANFUSE_WORKER_FLUSH_TIMEOUT_MS: '150',
+      WORKERS: '8',
+    }, 45_000);
+    assert.equal(r.code, 0, `exit code ${r.code}, signal ${r.signal} (SIGKILL after 45 s: the exit hung); ${r.stdout} ${r.stderr}`);
+    type Flush = Record<string, number>;
+    const out = lastJsonLine<{ gatedAtExit: number; before?: Flush; after?: Flush }>(r.stdout);
+    assert.ok(out.before !== undefined && out.after !== undefined, r.stdout);
+    // Every worker was gated or gone at the exit: nothing was left to ask.
+    const askedAtExit = (f: Flush): number => (f['flushed'] ?? 0) + (f['empty'] ?? 0) + (f['timedOut'] ?? 0) + (f['unreachable'] ?? 0);
+    assert.equal(askedAtExit(out.after) - askedAtExit(out.before), 0, `asked at the exit: ${JSON.stringify(out)}`);
+    // terminate() asked each one: every window is written (those still
+    // writing inside the interrupt at the exit were waited for).
+    const samples = samplesPerThread(dir, 'terminating_exit_work');
+    assert.equal(samples.size, 8, `workers with samples of their work: ${JSON.stringify([...samples])}; ${r.stdout}`);
+    seen += out.gatedAtExit;
+  }
+  // Otherwise every worker had ended before the exit, and nothing was tested.
+  assert.ok(seen > 0, 'no run had a gated worker left at its exit');
+});
