@@ -1,3 +1,4 @@
+import { isMainThread } from 'node:worker_threads';
 import { context, ProxyTracerProvider, trace } from '@opentelemetry/api';
 import type { ContextManager, TracerProvider } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -53,6 +54,11 @@ export function installTracing(opts: {
   let delegate: HandoverTracerProvider | undefined;
   if (opts.provideTracer && proxy instanceof ProxyTracerProvider && !appProviderFirst) {
     provider = new DeferredTracerProvider(opts.resourceAttributes, opts.spanProcessors);
+    // The main thread loads the SDK now, at start, as before: an app whose
+    // first getTracer() comes in its first request would stall there for
+    // it (60-90 ms). Worker threads, most of which never make a span, load
+    // it at their first getTracer().
+    if (isMainThread) provider.load();
     delegate = new HandoverTracerProvider(provider, proxy, opts.onHandover);
     proxy.setDelegate(delegate);
   }

@@ -69,6 +69,11 @@ export class DeferredTracerProvider implements TracerProvider {
   }
 
   getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
+    return this.load().getTracer(name, version, options);
+  }
+
+  /** The SDK provider, created (and the SDK loaded) now if it was not yet. */
+  load(): BasicTracerProvider {
     if (this.#provider === undefined) {
       const { BasicTracerProvider: Provider } = require('@opentelemetry/sdk-trace-base') as SdkTraceBase;
       const { resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
@@ -76,7 +81,7 @@ export class DeferredTracerProvider implements TracerProvider {
       // Shut down before its first tracer: its tracers make no spans.
       if (this.#shutdown) this.#provider.shutdown().catch(() => undefined);
     }
-    return this.#provider.getTracer(name, version, options);
+    return this.#provider;
   }
 
   /** Shut the SDK provider down (flushing its processors), if it was created. */

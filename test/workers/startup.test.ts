@@ -61,10 +61,13 @@ test('starting after server.listen() warns once, with the fix; the preload does 
 
 // A worker (eval: true, so the preload injects itself) reports which
 // OpenTelemetry SDK modules it has loaded before and after asking for a
-// tracer, and the span it then makes. The worker's code is an ES module:
+// tracer, and the span it then makes; the main thread, whether the SDK was
+// loaded when the app's code began. The worker's code is an ES module:
 // it inherits --input-type=module.
 const SDK_APP = `
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+const mainSdk = Object.keys(createRequire(process.cwd() + '/').cache).filter((f) => /@opentelemetry[\\\\/]sdk-trace-base[\\\\/]/.test(f)).length;
 const worker = new Worker(\`
   import { createRequire } from 'node:module';
   import { parentPort } from 'node:worker_threads';
@@ -76,14 +79,16 @@ const worker = new Worker(\`
   span.end();
   parentPort.postMessage({ before, after: sdk(), sampled: span.spanContext().traceFlags === 1, serviceName: span.resource?.attributes['service.name'] });
 \`, { eval: true });
-worker.once('message', (m) => { process.stdout.write(JSON.stringify(m) + '\\n'); });
+worker.once('message', (m) => { process.stdout.write(JSON.stringify({ ...m, mainSdk }) + '\\n'); });
 `;
 
-test('a worker under the preload loads no OpenTelemetry SDK module until a tracer is asked for, then makes sampled spans', async () => {
+test('a worker under the preload loads no OpenTelemetry SDK module until a tracer is asked for, then makes sampled spans; the main thread loads it at start', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'spanfuse-sdk-'));
   const r = await runNode(['--import', 'spanfuse/register', '--input-type=module', '-e', SDK_APP], { SPANFUSE_OUTPUT_DIR: dir, OTEL_SERVICE_NAME: 'sdk-probe-svc', SPANFUSE_SPANS_ONE_IN: '1' });
   assert.equal(r.code, 0, r.stderr);
-  const m = lastJsonLine<{ before: number; after: number; sampled: boolean; serviceName: unknown }>(r.stdout);
+  const m = lastJsonLine<{ before: number; after: number; sampled: boolean; serviceName: unknown; mainSdk: number }>(r.stdout);
+  // Not in the app's first request: a getTracer() there would wait for it.
+  assert.ok(m.mainSdk > 0, 'the main thread had not loaded the SDK when the app started');
   assert.equal(m.before, 0, 'the preload loaded the SDK in the worker');
   assert.ok(m.after > 0, 'no SDK module after getTracer(): the span came from somewhere else');
   assert.equal(m.sampled, true, 'the worker span was not a sampled SDK span');
