@@ -12,7 +12,7 @@ export interface TracingInstallation {
   readonly contextManager: ContextManagerState;
   /** Who provides spans right now: spanfuse's provider, the app's, or nobody. */
   tracerProvider(): TracerProviderState;
-  /** spanfuse's own provider, when it installed one (its SDK provider is created at the first getTracer()). */
+  /** spanfuse's own provider, when it installed one (its SDK provider is created at start on the main thread, at the first getTracer() in a worker). */
   readonly provider: DeferredTracerProvider | undefined;
   /** The delegate spanfuse gave the API (tracers that hand over), when it installed one. */
   readonly delegate: HandoverTracerProvider | undefined;

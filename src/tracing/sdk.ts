@@ -1,7 +1,8 @@
 /**
  * The OpenTelemetry SDK packages, loaded when first needed instead of with
- * spanfuse. Every worker thread loads the preload, and most never start a
- * span or carry one: importing @opentelemetry/sdk-trace-base (with core,
+ * spanfuse (the main thread still loads them at start: see install.ts).
+ * Every worker thread loads the preload, and most never start a span or
+ * carry one: importing @opentelemetry/sdk-trace-base (with core,
  * resources and semantic-conventions, ~100 modules) took 60-90 ms of each
  * worker's start and some MB of its heap. These packages resolve to their
  * CommonJS builds from spanfuse's ES modules too ("main", no "exports"), so
@@ -53,9 +54,8 @@ export const noopSpanProcessor: SpanProcessor = {
 
 /**
  * A tracer provider whose SDK provider (a BasicTracerProvider with
- * `resourceAttributes` and `spanProcessors`) is created at its first
- * getTracer(): until an instrumentation or the app asks for a tracer,
- * nothing of the SDK is loaded.
+ * `resourceAttributes` and `spanProcessors`) is created by {@link load} or
+ * at its first getTracer(): until then nothing of the SDK is loaded.
  */
 export class DeferredTracerProvider implements TracerProvider {
   readonly #resourceAttributes: Record<string, string | number | boolean>;
