@@ -159,8 +159,9 @@ test('process.exit() while terminate()s are under way: workers already gated are
   let seen = 0;
   for (let attempt = 0; attempt < 4 && seen === 0; attempt++) {
     const dir = mkdtempSync(join(tmpdir(), 'spanfuse-termexit-'));
-    const r = await runNode(['--import', 'spanfuse/register', fixture('worker-terminating-exit-app')], {
+    const r = await runNode(['--import', 'spanfuse/register', fixture('worker-terminate-inside-app')], {
       SPANFUSE_OUTPUT_DIR: dir,
+      THEN: 'exit',
       SPANFUSE_WORKER_FLUSH_TIMEOUT_MS: '150',
       WORKERS: '8',
     }, 45_000);
@@ -173,7 +174,7 @@ test('process.exit() while terminate()s are under way: workers already gated are
     assert.equal(askedAtExit(out.after) - askedAtExit(out.before), 0, `asked at the exit: ${JSON.stringify(out)}`);
     // terminate() asked each one: every window is written (those still
     // writing inside the interrupt at the exit were waited for).
-    const samples = samplesPerThread(dir, 'terminating_exit_work');
+    const samples = samplesPerThread(dir, 'terminated_inside_work');
     assert.equal(samples.size, 8, `workers with samples of their work: ${JSON.stringify([...samples])}; ${r.stdout}`);
     seen += out.gatedAtExit;
   }
