@@ -9,7 +9,7 @@
  * require() here returns the same module instances an import would.
  */
 import { createRequire } from 'node:module';
-import { context, createContextKey, ROOT_CONTEXT } from '@opentelemetry/api';
+import { context, createContextKey, ProxyTracerProvider, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Context, TextMapPropagator, Tracer, TracerOptions, TracerProvider } from '@opentelemetry/api';
 import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
@@ -52,6 +52,18 @@ export const noopSpanProcessor: SpanProcessor = {
   shutdown: () => Promise.resolve(),
 };
 
+/** What {@link DeferredTracerProvider} needs of the SDK packages. */
+export interface SdkParts {
+  readonly BasicTracerProvider: SdkTraceBase['BasicTracerProvider'];
+  readonly resourceFromAttributes: Resources['resourceFromAttributes'];
+}
+
+function requireSdk(): SdkParts {
+  const { BasicTracerProvider } = require('@opentelemetry/sdk-trace-base') as SdkTraceBase;
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
+  return { BasicTracerProvider, resourceFromAttributes };
+}
+
 /**
  * A tracer provider whose SDK provider (a BasicTracerProvider with
  * `resourceAttributes` and `spanProcessors`) is created by {@link load} or
@@ -60,23 +72,41 @@ export const noopSpanProcessor: SpanProcessor = {
 export class DeferredTracerProvider implements TracerProvider {
   readonly #resourceAttributes: Record<string, string | number | boolean>;
   readonly #spanProcessors: SpanProcessor[];
+  readonly #sdk: () => SdkParts;
   #provider: BasicTracerProvider | undefined;
+  #unavailable: TracerProvider | undefined;
   #shutdown = false;
 
-  constructor(resourceAttributes: Record<string, string | number | boolean>, spanProcessors: SpanProcessor[]) {
+  /** `sdk` loads the SDK's parts (tests give their own). */
+  constructor(resourceAttributes: Record<string, string | number | boolean>, spanProcessors: SpanProcessor[], sdk: () => SdkParts = requireSdk) {
     this.#resourceAttributes = resourceAttributes;
     this.#spanProcessors = spanProcessors;
+    this.#sdk = sdk;
   }
 
+  /**
+   * A tracer of the SDK provider. When the SDK cannot be loaded (a worker's
+   * first getTracer() runs in the app's own code), a no-op tracer, with one
+   * warning, instead of an exception there: this thread then makes no spans.
+   */
   getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
-    return this.load().getTracer(name, version, options);
+    if (this.#unavailable === undefined) {
+      try {
+        return this.load().getTracer(name, version, options);
+      } catch (err) {
+        this.#unavailable = new ProxyTracerProvider().getDelegate();
+        process.emitWarning(`spanfuse: the OpenTelemetry SDK could not be loaded (${err instanceof Error ? err.message : String(err)}); this thread makes no spans`, {
+          code: 'SPANFUSE_SDK_UNAVAILABLE',
+        });
+      }
+    }
+    return this.#unavailable.getTracer(name, version, options);
   }
 
-  /** The SDK provider, created (and the SDK loaded) now if it was not yet. */
+  /** The SDK provider, created (and the SDK loaded) now if it was not yet. Throws when the SDK cannot be loaded. */
   load(): BasicTracerProvider {
     if (this.#provider === undefined) {
-      const { BasicTracerProvider: Provider } = require('@opentelemetry/sdk-trace-base') as SdkTraceBase;
-      const { resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
+      const { BasicTracerProvider: Provider, resourceFromAttributes } = this.#sdk();
       this.#provider = new Provider({ resource: resourceFromAttributes(this.#resourceAttributes), spanProcessors: this.#spanProcessors });
       // Shut down before its first tracer: its tracers make no spans.
       if (this.#shutdown) this.#provider.shutdown().catch(() => undefined);
