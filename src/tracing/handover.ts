@@ -6,7 +6,8 @@ export interface DelegateSource {
   getDelegate(): TracerProvider;
 }
 
-const NOOP_PROVIDER: TracerProvider = new ProxyTracerProvider().getDelegate();
+/** The API's own no-op provider (its tracers make non-recording spans). */
+export const NOOP_PROVIDER: TracerProvider = new ProxyTracerProvider().getDelegate();
 
 /**
  * The delegate spanfuse gives the API's proxy provider when the app has none.

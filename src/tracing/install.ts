@@ -1,8 +1,8 @@
 import { isMainThread } from 'node:worker_threads';
 import { context, ProxyTracerProvider, trace } from '@opentelemetry/api';
-import type { ContextManager, TracerProvider } from '@opentelemetry/api';
+import type { ContextManager } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { HandoverTracerProvider } from './handover.js';
+import { HandoverTracerProvider, NOOP_PROVIDER } from './handover.js';
 import { DeferredTracerProvider } from './sdk.js';
 
 export type ContextManagerState = 'spanfuse' | 'spanfuse-replaced-app';
@@ -78,7 +78,7 @@ export function installTracing(opts: {
       if (provider === undefined) return;
       if (proxy instanceof ProxyTracerProvider && proxy.getDelegate() === delegate) {
         // Tracers handed out forward to the no-op provider from now on.
-        proxy.setDelegate(noopProvider());
+        proxy.setDelegate(NOOP_PROVIDER);
       }
       await provider.shutdown();
     },
@@ -89,6 +89,3 @@ function hasDelegate(proxy: ProxyTracerProvider): boolean {
   return proxy.getDelegateTracer('spanfuse-probe') !== undefined;
 }
 
-function noopProvider(): TracerProvider {
-  return new ProxyTracerProvider().getDelegate();
-}

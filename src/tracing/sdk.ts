@@ -9,10 +9,12 @@
  * require() here returns the same module instances an import would.
  */
 import { createRequire } from 'node:module';
-import { context, createContextKey, ProxyTracerProvider, ROOT_CONTEXT } from '@opentelemetry/api';
+import { createContextKey } from '@opentelemetry/api';
 import type { Context, TextMapPropagator, Tracer, TracerOptions, TracerProvider } from '@opentelemetry/api';
 import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+
+import { NOOP_PROVIDER } from './handover.js';
 
 const require = createRequire(import.meta.url);
 
@@ -27,12 +29,12 @@ type Core = typeof import('@opentelemetry/core');
 const SUPPRESS_TRACING = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
 
 /** `ctx` with tracing suppressed (exporters' own requests make no spans). */
-export function suppressTracing(ctx: Context = context.active()): Context {
+export function suppressTracing(ctx: Context): Context {
   return ctx.setValue(SUPPRESS_TRACING, true);
 }
 
 /** Whether tracing is suppressed in `ctx`. */
-export function isTracingSuppressed(ctx: Context = ROOT_CONTEXT): boolean {
+export function isTracingSuppressed(ctx: Context): boolean {
   return ctx.getValue(SUPPRESS_TRACING) === true;
 }
 
@@ -58,7 +60,8 @@ export interface SdkParts {
   readonly resourceFromAttributes: Resources['resourceFromAttributes'];
 }
 
-function requireSdk(): SdkParts {
+/** The SDK's parts, required from spanfuse's own dependencies. */
+export function requireSdk(): SdkParts {
   const { BasicTracerProvider } = require('@opentelemetry/sdk-trace-base') as SdkTraceBase;
   const { resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
   return { BasicTracerProvider, resourceFromAttributes };
@@ -94,7 +97,7 @@ export class DeferredTracerProvider implements TracerProvider {
       try {
         return this.load().getTracer(name, version, options);
       } catch (err) {
-        this.#unavailable = new ProxyTracerProvider().getDelegate();
+        this.#unavailable = NOOP_PROVIDER;
         process.emitWarning(`spanfuse: the OpenTelemetry SDK could not be loaded (${err instanceof Error ? err.message : String(err)}); this thread makes no spans`, {
           code: 'SPANFUSE_SDK_UNAVAILABLE',
         });

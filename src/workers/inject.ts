@@ -104,7 +104,7 @@ export const EXIT_PRELOAD_WAIT_BASE_MS = 5000;
 export const EXIT_PRELOAD_WAIT_PER_WORKER_MS = 250;
 
 /** The exit's preload wait for `loading` workers (see {@link EXIT_PRELOAD_WAIT_BASE_MS}). */
-export function exitPreloadWaitMs(loading: number): number {
+function exitPreloadWaitMs(loading: number): number {
   return Math.min(PRELOAD_WAIT_MS, EXIT_PRELOAD_WAIT_BASE_MS + EXIT_PRELOAD_WAIT_PER_WORKER_MS * loading);
 }
 

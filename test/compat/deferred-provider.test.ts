@@ -4,24 +4,16 @@
 // exception in the app's code.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { DeferredTracerProvider } from '../../src/tracing/sdk.js';
-import type { SdkParts } from '../../src/tracing/sdk.js';
-
-const require = createRequire(import.meta.url);
-const realSdk = (): SdkParts => ({
-  BasicTracerProvider: (require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base')).BasicTracerProvider,
-  resourceFromAttributes: (require('@opentelemetry/resources') as typeof import('@opentelemetry/resources')).resourceFromAttributes,
-});
+import { DeferredTracerProvider, requireSdk } from '../../src/tracing/sdk.js';
 
 test('the SDK provider is made at the first getTracer(), with the given resource and processors', async () => {
   let loads = 0;
   const exporter = new InMemorySpanExporter();
   const provider = new DeferredTracerProvider({ 'service.name': 'deferred-svc' }, [new SimpleSpanProcessor(exporter)], () => {
     loads++;
-    return realSdk();
+    return requireSdk();
   });
   assert.equal(loads, 0);
   const span = provider.getTracer('t').startSpan('one');
