@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import * as workerThreads from 'node:worker_threads';
 import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -27,9 +28,14 @@ import type { ExportPipelineStats } from './export/index.js';
 import type { Scrubber } from './profile/index.js';
 import { labelTailSteps, TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
-import { HeapStage, addGcTotalsSteps } from './heap/index.js';
-import { createThreadSpanCounters, currentThreadIdentity, RuntimeSignals } from './runtime/index.js';
-import type { RuntimeStats, ThreadContextPublisher } from './runtime/index.js';
+import { addGcTotalsSteps } from './heap/gc.js';
+import type { HeapStage } from './heap/stage.js';
+import type * as HeapStageModule from './heap/stage.js';
+import { currentThreadIdentity } from './runtime/threads.js';
+import { createThreadSpanCounters } from './runtime/thread-span-counters.js';
+import type { RuntimeSignals, RuntimeStats } from './runtime/runtime-signals.js';
+import type * as RuntimeSignalsModule from './runtime/runtime-signals.js';
+import type { ThreadContextPublisher } from './runtime/thread-context.js';
 import {
   bypassWhenStopped,
   FusionMonitor,
@@ -57,6 +63,14 @@ import { spanSlots } from './context/span-slots.js';
 import type { SpanSlotStats } from './context/span-slots.js';
 import type { ContextLossStats } from './context-loss/index.js';
 import type { FlushStats, WorkerSupport } from './workers/index.js';
+
+/**
+ * The stages only the main thread runs (the runtime signals) or only an
+ * enabled heap profile needs, loaded when constructed (require(esm), which
+ * Node >= 20.19 has): a worker's preload then does not load their ~25
+ * modules, ~35 ms of every worker's start on this 2-core VM.
+ */
+const requireStage = createRequire(import.meta.url);
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
@@ -195,7 +209,9 @@ export class Spanfuse {
     const threadName = (workerThreads as { threadName?: unknown }).threadName;
     this.#thread = currentThreadIdentity(typeof threadName === 'string' ? { name: threadName } : {});
     // The runtime stage watches the whole process: one instance, on the main thread.
-    this.#runtime = workerThreads.isMainThread ? new RuntimeSignals(config.runtime, this.#diag) : undefined;
+    this.#runtime = workerThreads.isMainThread
+      ? new (requireStage('./runtime/runtime-signals.js') as typeof RuntimeSignalsModule).RuntimeSignals(config.runtime, this.#diag)
+      : undefined;
     this.#contextManager = new SpanfuseContextManager();
     this.#watchFusion();
     this.#binder =
@@ -231,7 +247,9 @@ export class Spanfuse {
       scrubber: this.#scrubber,
       diagnostics: this.#diag,
     });
-    this.#heap = HeapStage.start(config.heap, this.#diag);
+    this.#heap = config.heap.enabled
+      ? (requireStage('./heap/stage.js') as typeof HeapStageModule).HeapStage.start(config.heap, this.#diag)
+      : undefined;
     this.#spansFile = config.spansFile
       ? new (workerThreads.isMainThread ? JsonlSpanProcessor : WorkerJsonlSpanProcessor)({
           dir: this.#outputDir,

@@ -1,5 +1,5 @@
 import { FRAME_GARBAGE_COLLECTION } from '../core/index.js';
-import type { Profile } from '../core/index.js';
+import type { Diagnostics, Profile, WindowProfile } from '../core/index.js';
 import { LeafFunctionTest, sampleTypeIndex } from '../core/profile-index.js';
 import { stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -45,4 +45,20 @@ export function* gcTotalsSteps(wall: Profile): Steps<GcTotals> {
     wallNs += ns;
   }
   return { samples, wallNs, share: allNs > 0 ? wallNs / allNs : 0 };
+}
+
+/**
+ * Put the wall profile's GC pause totals on the window as attributes:
+ * `profiler.gc.time_ns`, `profiler.gc.samples`, reading a few hundred samples
+ * per step. Independent of the heap sampler (the evidence is in the wall
+ * profile). Never throws.
+ */
+export function* addGcTotalsSteps(window: WindowProfile, diagnostics: Diagnostics): Steps<void> {
+  try {
+    const gc = yield* gcTotalsSteps(window.wall);
+    window.attributes['profiler.gc.time_ns'] = gc.wallNs;
+    window.attributes['profiler.gc.samples'] = gc.samples;
+  } catch (err) {
+    diagnostics.error('heap.gc_totals', err);
+  }
 }

@@ -1,4 +1,4 @@
-export { HeapStage, addGcTotalsSteps } from './stage.js';
+export { HeapStage } from './stage.js';
 export { startHeapSampler } from './start.js';
 export type { HeapSamplerOptions } from './start.js';
 export { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE } from './types.js';
@@ -14,5 +14,5 @@ export type { OperationAllocation, AttributionOptions, LabelResult } from './att
 export { estimateSpanAllocations } from './span-estimate.js';
 export type { SpanAllocation } from './span-estimate.js';
 export { NO_SPAN } from './wall-index.js';
-export { gcTotalsSteps } from './gc.js';
+export { addGcTotalsSteps, gcTotalsSteps } from './gc.js';
 export type { GcTotals } from './gc.js';

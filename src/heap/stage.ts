@@ -2,29 +2,13 @@ import type { HeapConfig } from '../config/heap.js';
 import type { Diagnostics, WindowProfile } from '../core/index.js';
 import { attributeWindow } from './attribute.js';
 import type { AttributionOptions } from './attribute.js';
-import { gcTotalsSteps } from './gc.js';
+import { addGcTotalsSteps } from './gc.js';
 import type { Steps } from '../core/slices.js';
 import { startHeapSampler } from './start.js';
 import type { HeapSampler } from './types.js';
 
 /** Operations listed in the window's `profiler.heap.operations` attribute. */
 const TOP_OPERATIONS = 10;
-
-/**
- * Put the wall profile's GC pause totals on the window as attributes:
- * `profiler.gc.time_ns`, `profiler.gc.samples`, reading a few hundred samples
- * per step. Independent of the heap sampler (the evidence is in the wall
- * profile). Never throws.
- */
-export function* addGcTotalsSteps(window: WindowProfile, diagnostics: Diagnostics): Steps<void> {
-  try {
-    const gc = yield* gcTotalsSteps(window.wall);
-    window.attributes['profiler.gc.time_ns'] = gc.wallNs;
-    window.attributes['profiler.gc.samples'] = gc.samples;
-  } catch (err) {
-    diagnostics.error('heap.gc_totals', err);
-  }
-}
 
 /**
  * The memory stage as the pipeline uses it: one heap sampler for the thread,

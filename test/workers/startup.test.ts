@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as nodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -94,4 +95,54 @@ test('a worker under the preload loads no OpenTelemetry SDK module until a trace
   assert.equal(m.sampled, true, 'the worker span was not a sampled SDK span');
   assert.equal(m.serviceName, 'sdk-probe-svc');
   assert.ok(spansOf(dir).some((s) => s.name === 'worker-span'), 'worker-span not in spans.jsonl');
+});
+
+// Records, in worker threads only, every module URL the thread loads; given
+// with --require ahead of the preload, which workers get after the app's own
+// execArgv (workers/inject.ts). module.registerHooks: Node >= 22.15.
+const MODULE_LOG_HOOK = `
+const { registerHooks } = require('node:module');
+const { isMainThread } = require('node:worker_threads');
+const { appendFileSync } = require('node:fs');
+if (!isMainThread) registerHooks({ load(url, context, next) { appendFileSync(process.env.MODULE_LOG, url + '\\n'); return next(url, context); } });
+`;
+// The worker's code is an ES module: it inherits --input-type=module.
+const ALLOCATING_WORKER_APP = `
+import { Worker } from 'node:worker_threads';
+new Worker(\`
+  import { parentPort } from 'node:worker_threads';
+  const keep = [];
+  for (let i = 0; i < 2000; i++) keep.push(new Array(512).fill(i));
+  parentPort.postMessage(keep.length);
+\`, { eval: true }).once('message', (n) => process.stdout.write(JSON.stringify({ n }) + '\\n'));
+`;
+const hasRegisterHooks = typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function';
+
+test('a worker loads neither the runtime signals (main thread only) nor the heap stage at defaults; with the heap profile on it loads the stage and writes heap windows', async () => {
+  const files = mkdtempSync(join(tmpdir(), 'spanfuse-modules-'));
+  const hook = join(files, 'module-log.cjs');
+  writeFileSync(hook, MODULE_LOG_HOOK);
+  const run = async (heap: boolean): Promise<{ modules: string[]; heapFiles: number }> => {
+    const dir = mkdtempSync(join(tmpdir(), 'spanfuse-modules-out-'));
+    const log = join(files, `modules-${String(heap)}.txt`);
+    const args = [...(hasRegisterHooks ? ['--require', hook] : []), '--import', 'spanfuse/register', '--input-type=module', '-e', ALLOCATING_WORKER_APP];
+    const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_HEAP_ENABLED: String(heap), MODULE_LOG: log });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lastJsonLine(r.stdout), { n: 2000 });
+    const modules = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : [];
+    return { modules, heapFiles: readdirSync(dir).filter((f) => f.endsWith('.heap.pb.gz')).length };
+  };
+  const loaded = (modules: string[], path: string): boolean => modules.some((u) => u.endsWith(`/dist/src/${path}`));
+  const defaults = await run(false);
+  const heap = await run(true);
+  // The main thread's heap window and the worker's.
+  assert.equal(heap.heapFiles, 2, 'expected one heap profile from each thread');
+  assert.equal(defaults.heapFiles, 0);
+  if (!hasRegisterHooks) return;
+  assert.ok(loaded(defaults.modules, 'spanfuse.js'), `the hook saw no preload module in the worker: ${defaults.modules.length} modules`);
+  assert.ok(loaded(defaults.modules, 'runtime/thread-span-counters.js'));
+  assert.equal(loaded(defaults.modules, 'runtime/runtime-signals.js'), false, 'a worker loaded the runtime signals');
+  assert.equal(loaded(defaults.modules, 'heap/stage.js'), false, 'a worker loaded the heap stage with the heap profile off');
+  assert.ok(loaded(heap.modules, 'heap/stage.js'), 'the heap stage was not loaded in the worker with the heap profile on');
+  assert.equal(loaded(heap.modules, 'runtime/runtime-signals.js'), false);
 });
