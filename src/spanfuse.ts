@@ -23,9 +23,11 @@ import { runSliced, runSync, sliceRunning, staged, stepEvery } from './core/slic
 import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
-import { createExporters, createScrubber, ExportPipeline, withinDeadline } from './export/index.js';
-import type { ExportPipelineStats } from './export/index.js';
-import type { Scrubber } from './profile/index.js';
+import { withinDeadline } from './export/deadline.js';
+import { createExporters, createScrubber } from './export/factory.js';
+import { ExportPipeline } from './export/pipeline.js';
+import type { ExportPipelineStats } from './export/pipeline.js';
+import type { Scrubber } from './profile/scrubber.js';
 import { labelTailSteps, TailSpanProcessor } from './exemplars/index.js';
 import type { TailStats } from './exemplars/index.js';
 import { addGcTotalsSteps } from './heap/gc.js';

@@ -1,11 +1,24 @@
 import type { ResolvedExportConfig } from '../config/export.js';
 import type { Diagnostics } from '../core/diagnostics.js';
 import type { AttributeValue, WindowProfile } from '../core/window.js';
-import { encodeOtlpRequest, encodeOtlpRequestAsync, profileResource, Scrubber, spanfuseVersion } from '../profile/index.js';
+import { createRequire } from 'node:module';
+import { spanfuseVersion } from '../core/version.js';
+import type * as OtlpEncodeModule from '../profile/otlp/encode.js';
+import { profileResource } from '../profile/otlp/resource.js';
+import { Scrubber } from '../profile/scrubber.js';
 import { FileExporter } from './file-exporter.js';
-import { createOtlpHttpExporter } from './otlp-exporter.js';
-import { createPyroscopeExporter } from './pyroscope-exporter.js';
+import type * as OtlpExporterModule from './otlp-exporter.js';
+import type * as PyroscopeExporterModule from './pyroscope-exporter.js';
 import type { ProfileExporter } from './types.js';
+
+/**
+ * The OTLP encoder and the network exporters are loaded only when the
+ * configuration names them, and here, while spanfuse starts: a worker must
+ * not instantiate modules later (a termination during require(esm)'s
+ * instantiation aborts Node 20, docs/workers.md). At defaults (pprof files)
+ * no thread loads their ~15 modules.
+ */
+const requireWhenConfigured = createRequire(import.meta.url);
 
 export interface ExporterDeps {
   readonly outputDir: string;
@@ -23,7 +36,8 @@ export interface ExporterDeps {
 export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps): ProfileExporter[] {
   const resource = profileResource(deps.serviceName, deps.resource);
   const encoderOptions = { resource, scopeName: 'spanfuse', scopeVersion: spanfuseVersion() };
-  const encodeOtlp = oncePerWindow((w) => encodeOtlpRequestAsync(w, encoderOptions));
+  const otlpNeeded = config.exporters.includes('otlp') || (config.exporters.includes('file') && config.file.formats.includes('otlp'));
+  const otlp = otlpNeeded ? otlpEncoders(encoderOptions) : undefined;
   const out: ProfileExporter[] = [];
   for (const name of config.exporters) {
     if (name === 'file') {
@@ -31,14 +45,14 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
         new FileExporter({
           dir: deps.outputDir,
           formats: config.file.formats,
-          encodeOtlp,
-          encodeOtlpSync: (w) => encodeOtlpRequest(w, encoderOptions),
+          ...(otlp !== undefined ? { encodeOtlp: otlp.encode, encodeOtlpSync: otlp.encodeSync } : {}),
           maxFiles: config.file.maxFiles,
           maxBytes: config.file.maxBytes,
           diagnostics: deps.diagnostics,
         }),
       );
-    } else if (name === 'otlp') {
+    } else if (name === 'otlp' && otlp !== undefined) {
+      const { createOtlpHttpExporter } = requireWhenConfigured('./otlp-exporter.js') as typeof OtlpExporterModule;
       out.push(
         createOtlpHttpExporter({
           url: config.otlp.url,
@@ -46,13 +60,14 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
           compression: config.otlp.compression,
           timeoutMs: config.otlp.timeoutMs,
           resource,
-          encode: encodeOtlp,
+          encode: otlp.encode,
           retry: config.retry,
           queue: config.queue,
           diagnostics: deps.diagnostics,
         }),
       );
-    } else {
+    } else if (name === 'pyroscope') {
+      const { createPyroscopeExporter } = requireWhenConfigured('./pyroscope-exporter.js') as typeof PyroscopeExporterModule;
       const p = config.pyroscope;
       out.push(
         createPyroscopeExporter({
@@ -79,6 +94,18 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
  * Kept only while the window object lives (the pipeline drops it once every
  * exporter has it).
  */
+/** The OTLP request encoders (each window encoded once for every consumer), loading the encoder. */
+function otlpEncoders(options: OtlpEncodeModule.OtlpEncoderOptions): {
+  readonly encode: (w: WindowProfile) => Promise<Uint8Array>;
+  readonly encodeSync: (w: WindowProfile) => Uint8Array;
+} {
+  const encoder = requireWhenConfigured('../profile/otlp/encode.js') as typeof OtlpEncodeModule;
+  return {
+    encode: oncePerWindow((w) => encoder.encodeOtlpRequestAsync(w, options)),
+    encodeSync: (w) => encoder.encodeOtlpRequest(w, options),
+  };
+}
+
 export function oncePerWindow(encode: (w: WindowProfile) => Promise<Uint8Array>): (w: WindowProfile) => Promise<Uint8Array> {
   const done = new WeakMap<WindowProfile, Promise<Uint8Array>>();
   return (w) => {

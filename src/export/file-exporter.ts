@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Diagnostics } from '../core/diagnostics.js';
 import { describe } from '../core/diagnostics.js';
 import type { WindowProfile } from '../core/window.js';
-import { encodeWindowPprof, encodeWindowPprofSync } from '../profile/index.js';
+import { encodeWindowPprof, encodeWindowPprofSync } from '../profile/pprof.js';
 import type { FileKind } from './file-names.js';
 import { parseWindowFileName, TEMP_PREFIX, windowFileName } from './file-names.js';
 import { Lane } from './lane.js';

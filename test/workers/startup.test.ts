@@ -118,31 +118,45 @@ new Worker(\`
 `;
 const hasRegisterHooks = typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function';
 
-test('a worker loads neither the runtime signals (main thread only) nor the heap stage at defaults; with the heap profile on it loads the stage and writes heap windows', async () => {
+test('a worker loads neither the runtime signals (main thread only), the heap stage nor the OTLP encoder at defaults; each loads when configured, and the worker writes its windows', async () => {
   const files = mkdtempSync(join(tmpdir(), 'spanfuse-modules-'));
   const hook = join(files, 'module-log.cjs');
   writeFileSync(hook, MODULE_LOG_HOOK);
-  const run = async (heap: boolean): Promise<{ modules: string[]; heapFiles: number }> => {
+  let runs = 0;
+  const run = async (env: Record<string, string>): Promise<{ modules: string[]; files: string[] }> => {
     const dir = mkdtempSync(join(tmpdir(), 'spanfuse-modules-out-'));
-    const log = join(files, `modules-${String(heap)}.txt`);
+    const log = join(files, `modules-${String(runs++)}.txt`);
     const args = [...(hasRegisterHooks ? ['--require', hook] : []), '--import', 'spanfuse/register', '--input-type=module', '-e', ALLOCATING_WORKER_APP];
-    const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_HEAP_ENABLED: String(heap), MODULE_LOG: log });
+    const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, MODULE_LOG: log, ...env });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(lastJsonLine(r.stdout), { n: 2000 });
     const modules = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : [];
-    return { modules, heapFiles: readdirSync(dir).filter((f) => f.endsWith('.heap.pb.gz')).length };
+    return { modules, files: readdirSync(dir) };
   };
   const loaded = (modules: string[], path: string): boolean => modules.some((u) => u.endsWith(`/dist/src/${path}`));
-  const defaults = await run(false);
-  const heap = await run(true);
-  // The main thread's heap window and the worker's.
-  assert.equal(heap.heapFiles, 2, 'expected one heap profile from each thread');
-  assert.equal(defaults.heapFiles, 0);
+  const count = (names: string[], suffix: string): number => names.filter((f) => f.endsWith(suffix)).length;
+  const defaults = await run({});
+  const heap = await run({ SPANFUSE_HEAP_ENABLED: 'true' });
+  const otlp = await run({ SPANFUSE_FILE_FORMATS: 'pprof,otlp' });
+  // One window from each thread (the main thread's wall window has an
+  // off-CPU companion, *.offcpu.pb.gz, not counted by these suffixes).
+  assert.equal(count(defaults.files, '.heap.pb.gz'), 0);
+  assert.equal(count(defaults.files, '.otlp.pb'), 0);
+  assert.equal(count(heap.files, '.heap.pb.gz'), 2, `expected one heap profile from each thread: ${heap.files.join(' ')}`);
+  assert.equal(count(otlp.files, '.otlp.pb'), 2, `expected one OTLP file from each thread: ${otlp.files.join(' ')}`);
   if (!hasRegisterHooks) return;
   assert.ok(loaded(defaults.modules, 'spanfuse.js'), `the hook saw no preload module in the worker: ${defaults.modules.length} modules`);
   assert.ok(loaded(defaults.modules, 'runtime/thread-span-counters.js'));
-  assert.equal(loaded(defaults.modules, 'runtime/runtime-signals.js'), false, 'a worker loaded the runtime signals');
-  assert.equal(loaded(defaults.modules, 'heap/stage.js'), false, 'a worker loaded the heap stage with the heap profile off');
+  for (const [path, what] of [
+    ['runtime/runtime-signals.js', 'the runtime signals'],
+    ['heap/stage.js', 'the heap stage with the heap profile off'],
+    ['profile/otlp/encode.js', 'the OTLP encoder with no OTLP output'],
+    ['export/otlp-exporter.js', 'the OTLP exporter'],
+    ['export/pyroscope-exporter.js', 'the Pyroscope exporter'],
+  ] as const) {
+    assert.equal(loaded(defaults.modules, path), false, `a worker loaded ${what} at defaults`);
+  }
   assert.ok(loaded(heap.modules, 'heap/stage.js'), 'the heap stage was not loaded in the worker with the heap profile on');
+  assert.ok(loaded(otlp.modules, 'profile/otlp/encode.js'), 'the OTLP encoder was not loaded in the worker with OTLP files on');
   assert.equal(loaded(heap.modules, 'runtime/runtime-signals.js'), false);
 });
