@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import * as workerThreads from 'node:worker_threads';
 import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -23,6 +22,7 @@ import { runSliced, runSync, sliceRunning, staged, stepEvery } from './core/slic
 import { ScavengeWait } from './core/scavenge-wait.js';
 import type { Steps } from './core/slices.js';
 import { findLabel } from './core/pprof.js';
+import { lazyRequire, REQUIRE_ESM } from './core/require-esm.js';
 import { withinDeadline } from './export/deadline.js';
 import { createExporters, createScrubber } from './export/factory.js';
 import { ExportPipeline } from './export/pipeline.js';
@@ -68,11 +68,11 @@ import type { FlushStats, WorkerSupport } from './workers/index.js';
 
 /**
  * The stages only the main thread runs (the runtime signals) or only an
- * enabled heap profile needs, loaded when constructed (require(esm), which
- * Node >= 20.19 has): a worker's preload then does not load their ~25
- * modules, ~35 ms of every worker's start on this 2-core VM.
+ * enabled heap profile needs, loaded when constructed: a worker's preload
+ * then does not load their ~25 modules, ~35 ms of every worker's start on
+ * this 2-core VM.
  */
-const requireStage = createRequire(import.meta.url);
+const requireStage = lazyRequire(import.meta.url);
 
 /** Closed windows waiting for their sliced build at most; older ones are finished synchronously. */
 const MAX_PENDING_BUILDS = 2;
@@ -211,9 +211,7 @@ export class Spanfuse {
     const threadName = (workerThreads as { threadName?: unknown }).threadName;
     this.#thread = currentThreadIdentity(typeof threadName === 'string' ? { name: threadName } : {});
     // The runtime stage watches the whole process: one instance, on the main thread.
-    this.#runtime = workerThreads.isMainThread
-      ? new (requireStage('./runtime/runtime-signals.js') as typeof RuntimeSignalsModule).RuntimeSignals(config.runtime, this.#diag)
-      : undefined;
+    this.#runtime = workerThreads.isMainThread ? this.#newRuntime(config) : undefined;
     this.#contextManager = new SpanfuseContextManager();
     this.#watchFusion();
     this.#binder =
@@ -249,9 +247,7 @@ export class Spanfuse {
       scrubber: this.#scrubber,
       diagnostics: this.#diag,
     });
-    this.#heap = config.heap.enabled
-      ? (requireStage('./heap/stage.js') as typeof HeapStageModule).HeapStage.start(config.heap, this.#diag)
-      : undefined;
+    this.#heap = this.#newHeap(config);
     this.#spansFile = config.spansFile
       ? new (workerThreads.isMainThread ? JsonlSpanProcessor : WorkerJsonlSpanProcessor)({
           dir: this.#outputDir,
@@ -309,6 +305,31 @@ export class Spanfuse {
         this.#contextManager.setThreadContext(tc);
       }
     }
+  }
+
+  /**
+   * The runtime signals (main thread). Without require(esm) spanfuse runs
+   * without them, and without worker threads (workers/inject.ts), and says so.
+   */
+  #newRuntime(config: ResolvedConfig): RuntimeSignals | undefined {
+    if (!REQUIRE_ESM) {
+      this.#diag.warnOnce(
+        'require_esm',
+        'spanfuse: require(esm) is turned off (--no-experimental-require-module): no runtime signals (thread states, kernel counters, process context) and no profiles of worker threads',
+      );
+      return undefined;
+    }
+    return new (requireStage<typeof RuntimeSignalsModule>('./runtime/runtime-signals.js', 'the runtime stage').RuntimeSignals)(config.runtime, this.#diag);
+  }
+
+  /** The heap stage when the heap profile is on; without require(esm), off with a warning. */
+  #newHeap(config: ResolvedConfig): HeapStage | undefined {
+    if (!config.heap.enabled) return undefined;
+    if (!REQUIRE_ESM) {
+      this.#diag.warnOnce('heap.require_esm', 'spanfuse: the heap profile is off: it needs require(esm), which --no-experimental-require-module turns off');
+      return undefined;
+    }
+    return requireStage<typeof HeapStageModule>('./heap/stage.js', 'the heap profile').HeapStage.start(config.heap, this.#diag);
   }
 
   /** Begin sampling. Called by `start()`. */

@@ -1,7 +1,7 @@
 import type { ResolvedExportConfig } from '../config/export.js';
 import type { Diagnostics } from '../core/diagnostics.js';
 import type { AttributeValue, WindowProfile } from '../core/window.js';
-import { createRequire } from 'node:module';
+import { lazyRequire } from '../core/require-esm.js';
 import { spanfuseVersion } from '../core/version.js';
 import type * as OtlpEncodeModule from '../profile/otlp/encode.js';
 import { profileResource } from '../profile/otlp/resource.js';
@@ -16,9 +16,10 @@ import type { ProfileExporter } from './types.js';
  * configuration names them, and here, while spanfuse starts: a worker must
  * not instantiate modules later (a termination during require(esm)'s
  * instantiation aborts Node 20, docs/workers.md). At defaults (pprof files)
- * no thread loads their ~15 modules.
+ * no thread loads their ~15 modules. Without require(esm), naming them is an
+ * error (SPANFUSE_UNSUPPORTED): profiling then stays off, the app runs.
  */
-const requireWhenConfigured = createRequire(import.meta.url);
+const requireWhenConfigured = lazyRequire(import.meta.url);
 
 export interface ExporterDeps {
   readonly outputDir: string;
@@ -52,7 +53,7 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
         }),
       );
     } else if (name === 'otlp' && otlp !== undefined) {
-      const { createOtlpHttpExporter } = requireWhenConfigured('./otlp-exporter.js') as typeof OtlpExporterModule;
+      const { createOtlpHttpExporter } = requireWhenConfigured<typeof OtlpExporterModule>('./otlp-exporter.js', 'the otlp exporter');
       out.push(
         createOtlpHttpExporter({
           url: config.otlp.url,
@@ -67,7 +68,7 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
         }),
       );
     } else if (name === 'pyroscope') {
-      const { createPyroscopeExporter } = requireWhenConfigured('./pyroscope-exporter.js') as typeof PyroscopeExporterModule;
+      const { createPyroscopeExporter } = requireWhenConfigured<typeof PyroscopeExporterModule>('./pyroscope-exporter.js', 'the pyroscope exporter');
       const p = config.pyroscope;
       out.push(
         createPyroscopeExporter({
@@ -87,6 +88,18 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
   return out;
 }
 
+/** The OTLP request encoders (each window encoded once for every consumer), loading the encoder. */
+function otlpEncoders(options: OtlpEncodeModule.OtlpEncoderOptions): {
+  readonly encode: (w: WindowProfile) => Promise<Uint8Array>;
+  readonly encodeSync: (w: WindowProfile) => Uint8Array;
+} {
+  const encoder = requireWhenConfigured<typeof OtlpEncodeModule>('../profile/otlp/encode.js', 'OTLP output');
+  return {
+    encode: oncePerWindow((w) => encoder.encodeOtlpRequestAsync(w, options)),
+    encodeSync: (w) => encoder.encodeOtlpRequest(w, options),
+  };
+}
+
 /**
  * `encode` run once per window however many exporters ask: the `otlp` file
  * format and the OTLP exporter send the same request bytes (same resource
@@ -94,18 +107,6 @@ export function createExporters(config: ResolvedExportConfig, deps: ExporterDeps
  * Kept only while the window object lives (the pipeline drops it once every
  * exporter has it).
  */
-/** The OTLP request encoders (each window encoded once for every consumer), loading the encoder. */
-function otlpEncoders(options: OtlpEncodeModule.OtlpEncoderOptions): {
-  readonly encode: (w: WindowProfile) => Promise<Uint8Array>;
-  readonly encodeSync: (w: WindowProfile) => Uint8Array;
-} {
-  const encoder = requireWhenConfigured('../profile/otlp/encode.js') as typeof OtlpEncodeModule;
-  return {
-    encode: oncePerWindow((w) => encoder.encodeOtlpRequestAsync(w, options)),
-    encodeSync: (w) => encoder.encodeOtlpRequest(w, options),
-  };
-}
-
 export function oncePerWindow(encode: (w: WindowProfile) => Promise<Uint8Array>): (w: WindowProfile) => Promise<Uint8Array> {
   const done = new WeakMap<WindowProfile, Promise<Uint8Array>>();
   return (w) => {

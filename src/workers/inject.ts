@@ -1,6 +1,7 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Worker as WorkerType, WorkerOptions } from 'node:worker_threads';
+import { REQUIRE_ESM } from '../core/require-esm.js';
 import { markPreloading, preloadState, waitPreloadedSync } from './registry.js';
 import { PRELOAD_WAIT_MS } from './terminate-hook.js';
 
@@ -36,7 +37,8 @@ export function injectPreloadIntoWorkers(registerUrl: string): boolean {
         const { amended, preloads } = amend(args, registerPath);
         if (amended !== undefined) {
           try {
-            return preloading(Reflect.construct(target, amended, newTarget) as WorkerType);
+            const worker = Reflect.construct(target, amended, newTarget) as WorkerType;
+            return REQUIRE_ESM ? preloading(worker) : worker;
           } catch {
             // e.g. ERR_WORKER_INVALID_EXEC_ARGV: the caller's options as given
           }
@@ -147,6 +149,8 @@ function preloading(worker: WorkerType): WorkerType {
 /**
  * Amended constructor arguments (undefined when the worker needs nothing),
  * and whether the worker loads the preload as given (an inherited `--require`).
+ * Amended arguments load the preload, except without require(esm), where
+ * they only leave it out.
  */
 function amend(args: unknown[], registerPath: string): { amended: unknown[] | undefined; preloads: boolean } {
   const none = { amended: undefined, preloads: false };
@@ -156,7 +160,14 @@ function amend(args: unknown[], registerPath: string): { amended: unknown[] | un
   if ((options.workerData as { spanfuseInternal?: unknown } | undefined)?.spanfuseInternal === true) return none;
   const env = options.env as Record<string, string | undefined> | undefined;
   if (env !== undefined && typeof env === 'object' && /^(false|0|no|off)$/i.test(env.SPANFUSE_ENABLED ?? '')) return none;
-  const { rest, required } = withoutSpanfuse(options.execArgv ?? process.execArgv, registerPath);
+  const argv = options.execArgv ?? process.execArgv;
+  const { rest, required } = withoutSpanfuse(argv, registerPath);
+  if (!REQUIRE_ESM) {
+    // The preload cannot be given as --require; an inherited one would throw
+    // in the worker, and an --import would read it through fs/promises
+    // (docs/workers.md): workers run unprofiled (the main thread says so).
+    return rest.length === argv.length ? none : { amended: [filename, { ...options, execArgv: rest }], preloads: false };
+  }
   // Already preloaded the synchronous way.
   if (required && options.execArgv === undefined) return { amended: undefined, preloads: true };
   return { amended: [filename, { ...options, execArgv: [...rest, '--require', registerPath] }], preloads: false };

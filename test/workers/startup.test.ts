@@ -160,3 +160,28 @@ test('a worker loads neither the runtime signals (main thread only), the heap st
   assert.ok(loaded(otlp.modules, 'profile/otlp/encode.js'), 'the OTLP encoder was not loaded in the worker with OTLP files on');
   assert.equal(loaded(heap.modules, 'runtime/runtime-signals.js'), false);
 });
+
+test('without require(esm) (--no-experimental-require-module) the app and its worker run: the main thread is profiled without runtime signals, the worker unprofiled, the heap profile is off and OTLP output refused, each with a message', async () => {
+  const run = async (env: Record<string, string>): Promise<{ stderr: string; files: string[] }> => {
+    const dir = mkdtempSync(join(tmpdir(), 'spanfuse-no-require-esm-'));
+    const args = ['--no-experimental-require-module', '--import', 'spanfuse/register', '--input-type=module', '-e', ALLOCATING_WORKER_APP];
+    const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, ...env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lastJsonLine(r.stdout), { n: 2000 });
+    return { stderr: r.stderr, files: readdirSync(dir) };
+  };
+  const wall = (files: string[]): string[] => files.filter((f) => /-[0-9a-f]{32}\.pb\.gz$/.test(f));
+  const defaults = await run({});
+  assert.equal(defaults.stderr.match(/require\(esm\) is turned off/g)?.length, 1, defaults.stderr);
+  // The main thread's window only: no worker window, no off-CPU profile (a runtime signal).
+  assert.equal(wall(defaults.files).length, 1, defaults.files.join(' '));
+  assert.equal(defaults.files.filter((f) => f.endsWith('.offcpu.pb.gz')).length, 0, defaults.files.join(' '));
+  const heap = await run({ SPANFUSE_HEAP_ENABLED: 'true' });
+  assert.match(heap.stderr, /the heap profile is off/);
+  assert.equal(wall(heap.files).length, 1, heap.files.join(' '));
+  assert.equal(heap.files.filter((f) => f.endsWith('.heap.pb.gz')).length, 0);
+  const otlp = await run({ SPANFUSE_FILE_FORMATS: 'pprof,otlp' });
+  assert.match(otlp.stderr, /OTLP output needs require\(esm\)/);
+  assert.match(otlp.stderr, /profiling is off for this process/);
+  assert.deepEqual(otlp.files, []);
+});
