@@ -4,12 +4,19 @@
  * printed once and the app runs unprofiled: a profiler must not stop a
  * service from starting.
  */
-import { isMainThread, workerData } from 'node:worker_threads';
+import { getEnvironmentData, isMainThread, setEnvironmentData, workerData } from 'node:worker_threads';
 import { current, start } from './index.js';
 import { injectPreloadIntoWorkers, markPreloaded, selfTerminating } from './workers/index.js';
 
 // spanfuse's own helper threads are never profiled.
 const internal = (workerData as { spanfuseInternal?: unknown } | null)?.spanfuseInternal === true;
+
+/**
+ * Set by the main thread when its start failed (and it said so): workers
+ * created afterwards that still get the preload (an inherited `--import`)
+ * stay off too instead of repeating the same error, one per worker.
+ */
+const OFF_KEY = 'spanfuse.preload.off';
 
 /** A worker terminated while this preload ran: its errors are noise. */
 function terminating(): boolean {
@@ -22,12 +29,13 @@ function terminating(): boolean {
 
 try {
   // Already running: an eval worker can get the preload both ways.
-  if (!internal && current() === undefined) {
+  if (!internal && current() === undefined && (isMainThread || getEnvironmentData(OFF_KEY) !== true)) {
     const sf = start();
     // Eval workers and workers with their own execArgv would run without it.
     if (sf !== undefined && isMainThread) injectPreloadIntoWorkers(import.meta.url);
   }
 } catch (err) {
+  if (isMainThread) setEnvironmentData(OFF_KEY, true);
   if (!terminating()) {
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`${message}\nspanfuse: profiling is off for this process.\n`);

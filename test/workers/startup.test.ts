@@ -185,3 +185,12 @@ test('without require(esm) (--no-experimental-require-module) the app and its wo
   assert.match(otlp.stderr, /profiling is off for this process/);
   assert.deepEqual(otlp.files, []);
 });
+
+test('when the main thread cannot start (a configuration error), a worker that inherits the preload stays off too: the error is printed once, not once per thread', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-off-'));
+  const r = await runNode(['--import', 'spanfuse/register', fixture('worker-app')], { SPANFUSE_OUTPUT_DIR: dir, SPANFUSE_WINDOW_MS: 'abc' });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr.match(/invalid configuration/g)?.length, 1, r.stderr);
+  assert.equal(r.stderr.match(/profiling is off for this process/g)?.length, 1, r.stderr);
+  assert.deepEqual(readdirSync(dir), []);
+});
