@@ -35,15 +35,14 @@ export function injectPreloadIntoWorkers(registerUrl: string): boolean {
     const proxy = new Proxy(original, {
       construct(target, args: unknown[], newTarget: (...a: unknown[]) => object) {
         const { amended, preloads } = amend(args, registerPath);
-        if (amended !== undefined) {
-          try {
-            const worker = Reflect.construct(target, amended, newTarget) as WorkerType;
-            return REQUIRE_ESM ? preloading(worker) : worker;
-          } catch {
-            // e.g. ERR_WORKER_INVALID_EXEC_ARGV: the caller's options as given
-          }
+        let worker: WorkerType;
+        try {
+          worker = Reflect.construct(target, amended ?? args, newTarget) as WorkerType;
+        } catch (err) {
+          if (amended === undefined) throw err;
+          // e.g. ERR_WORKER_INVALID_EXEC_ARGV: the caller's options as given (unprofiled)
+          return Reflect.construct(target, args, newTarget) as WorkerType;
         }
-        const worker = Reflect.construct(target, args, newTarget) as WorkerType;
         return preloads ? preloading(worker) : worker;
       },
       get(target, key, receiver) {
@@ -148,9 +147,9 @@ function preloading(worker: WorkerType): WorkerType {
 
 /**
  * Amended constructor arguments (undefined when the worker needs nothing),
- * and whether the worker loads the preload as given (an inherited `--require`).
- * Amended arguments load the preload, except without require(esm), where
- * they only leave it out.
+ * and whether the worker made from them (or from `args` as given: an
+ * inherited `--require`) loads the preload synchronously. Without
+ * require(esm) the amendment only leaves the preload out.
  */
 function amend(args: unknown[], registerPath: string): { amended: unknown[] | undefined; preloads: boolean } {
   const none = { amended: undefined, preloads: false };
@@ -170,5 +169,5 @@ function amend(args: unknown[], registerPath: string): { amended: unknown[] | un
   }
   // Already preloaded the synchronous way.
   if (required && options.execArgv === undefined) return { amended: undefined, preloads: true };
-  return { amended: [filename, { ...options, execArgv: [...rest, '--require', registerPath] }], preloads: false };
+  return { amended: [filename, { ...options, execArgv: [...rest, '--require', registerPath] }], preloads: true };
 }
