@@ -118,32 +118,42 @@ new Worker(\`
 `;
 const hasRegisterHooks = typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function';
 
+/** ALLOCATING_WORKER_APP under the preload (after `nodeArgs`): it must exit 0 with its result. */
+async function runAllocatingApp(nodeArgs: string[], env: Record<string, string>): Promise<{ stderr: string; files: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'spanfuse-alloc-app-'));
+  const args = [...nodeArgs, '--import', 'spanfuse/register', '--input-type=module', '-e', ALLOCATING_WORKER_APP];
+  const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, ...env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(lastJsonLine(r.stdout), { n: 2000 });
+  return { stderr: r.stderr, files: readdirSync(dir) };
+}
+
+/** How many of `files` end with `suffix`. */
+function countFiles(files: string[], suffix: string): number {
+  return files.filter((f) => f.endsWith(suffix)).length;
+}
+
 test('a worker loads neither the runtime signals (main thread only), the heap stage nor the OTLP encoder at defaults; each loads when configured, and the worker writes its windows', async () => {
   const files = mkdtempSync(join(tmpdir(), 'spanfuse-modules-'));
   const hook = join(files, 'module-log.cjs');
   writeFileSync(hook, MODULE_LOG_HOOK);
   let runs = 0;
   const run = async (env: Record<string, string>): Promise<{ modules: string[]; files: string[] }> => {
-    const dir = mkdtempSync(join(tmpdir(), 'spanfuse-modules-out-'));
     const log = join(files, `modules-${String(runs++)}.txt`);
-    const args = [...(hasRegisterHooks ? ['--require', hook] : []), '--import', 'spanfuse/register', '--input-type=module', '-e', ALLOCATING_WORKER_APP];
-    const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, MODULE_LOG: log, ...env });
-    assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(lastJsonLine(r.stdout), { n: 2000 });
+    const { files: written } = await runAllocatingApp(hasRegisterHooks ? ['--require', hook] : [], { MODULE_LOG: log, ...env });
     const modules = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : [];
-    return { modules, files: readdirSync(dir) };
+    return { modules, files: written };
   };
   const loaded = (modules: string[], path: string): boolean => modules.some((u) => u.endsWith(`/dist/src/${path}`));
-  const count = (names: string[], suffix: string): number => names.filter((f) => f.endsWith(suffix)).length;
   const defaults = await run({});
   const heap = await run({ SPANFUSE_HEAP_ENABLED: 'true' });
   const otlp = await run({ SPANFUSE_FILE_FORMATS: 'pprof,otlp' });
   // One window from each thread (the main thread's wall window has an
   // off-CPU companion, *.offcpu.pb.gz, not counted by these suffixes).
-  assert.equal(count(defaults.files, '.heap.pb.gz'), 0);
-  assert.equal(count(defaults.files, '.otlp.pb'), 0);
-  assert.equal(count(heap.files, '.heap.pb.gz'), 2, `expected one heap profile from each thread: ${heap.files.join(' ')}`);
-  assert.equal(count(otlp.files, '.otlp.pb'), 2, `expected one OTLP file from each thread: ${otlp.files.join(' ')}`);
+  assert.equal(countFiles(defaults.files, '.heap.pb.gz'), 0);
+  assert.equal(countFiles(defaults.files, '.otlp.pb'), 0);
+  assert.equal(countFiles(heap.files, '.heap.pb.gz'), 2, `expected one heap profile from each thread: ${heap.files.join(' ')}`);
+  assert.equal(countFiles(otlp.files, '.otlp.pb'), 2, `expected one OTLP file from each thread: ${otlp.files.join(' ')}`);
   if (!hasRegisterHooks) return;
   assert.ok(loaded(defaults.modules, 'spanfuse.js'), `the hook saw no preload module in the worker: ${defaults.modules.length} modules`);
   assert.ok(loaded(defaults.modules, 'runtime/thread-span-counters.js'));
@@ -162,24 +172,17 @@ test('a worker loads neither the runtime signals (main thread only), the heap st
 });
 
 test('without require(esm) (--no-experimental-require-module) the app and its worker run: the main thread is profiled without runtime signals, the worker unprofiled, the heap profile is off and OTLP output refused, each with a message', async () => {
-  const run = async (env: Record<string, string>): Promise<{ stderr: string; files: string[] }> => {
-    const dir = mkdtempSync(join(tmpdir(), 'spanfuse-no-require-esm-'));
-    const args = ['--no-experimental-require-module', '--import', 'spanfuse/register', '--input-type=module', '-e', ALLOCATING_WORKER_APP];
-    const r = await runNode(args, { SPANFUSE_OUTPUT_DIR: dir, ...env });
-    assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(lastJsonLine(r.stdout), { n: 2000 });
-    return { stderr: r.stderr, files: readdirSync(dir) };
-  };
+  const run = (env: Record<string, string>): Promise<{ stderr: string; files: string[] }> => runAllocatingApp(['--no-experimental-require-module'], env);
   const wall = (files: string[]): string[] => files.filter((f) => /-[0-9a-f]{32}\.pb\.gz$/.test(f));
   const defaults = await run({});
   assert.equal(defaults.stderr.match(/require\(esm\) is turned off/g)?.length, 1, defaults.stderr);
   // The main thread's window only: no worker window, no off-CPU profile (a runtime signal).
   assert.equal(wall(defaults.files).length, 1, defaults.files.join(' '));
-  assert.equal(defaults.files.filter((f) => f.endsWith('.offcpu.pb.gz')).length, 0, defaults.files.join(' '));
+  assert.equal(countFiles(defaults.files, '.offcpu.pb.gz'), 0, defaults.files.join(' '));
   const heap = await run({ SPANFUSE_HEAP_ENABLED: 'true' });
   assert.match(heap.stderr, /the heap profile is off/);
   assert.equal(wall(heap.files).length, 1, heap.files.join(' '));
-  assert.equal(heap.files.filter((f) => f.endsWith('.heap.pb.gz')).length, 0);
+  assert.equal(countFiles(heap.files, '.heap.pb.gz'), 0);
   const otlp = await run({ SPANFUSE_FILE_FORMATS: 'pprof,otlp' });
   assert.match(otlp.stderr, /OTLP output needs require\(esm\)/);
   assert.match(otlp.stderr, /profiling is off for this process/);
