@@ -20,10 +20,10 @@ export function writeDemoFlamegraphs(dir: string, sinceMs: number): string {
   const sampled = new Set(loaded.store.rows.map((r) => r.spanId));
   const spans = loaded.spans.filter((s) => sampled.has(s.spanId)).sort((a, b) => b.endNs - b.startNs - (a.endNs - a.startNs));
   const slowest = spans[0];
-  if (slowest === undefined) lines.push('  slowest span: no span with samples');
+  if (slowest === undefined) lines.push('  slowest span with samples: none');
   else {
     const path = writeOutput(join(dir, 'flame-slowest-span.html'), renderHtml(flameDocument(loaded, { spanId: slowest.spanId }, 'wall')));
-    lines.push(`  slowest span   ${slowest.spanId} ${slowest.name} ${((slowest.endNs - slowest.startNs) / 1e6).toFixed(1)} ms: ${path}`);
+    lines.push(`  slowest span with samples   ${slowest.spanId} ${slowest.name} ${((slowest.endNs - slowest.startNs) / 1e6).toFixed(1)} ms: ${path}`);
   }
   // Slowest operation: highest mean duration of its tail spans.
   const byOp = new Map<string, { sum: number; n: number }>();

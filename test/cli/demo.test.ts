@@ -2,7 +2,7 @@
 // steps whose `go tool pprof` commands work on this run's files.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -21,6 +21,9 @@ void test('demo: Node version and context mode, tail spans and working go tool p
   assert.ok(r.stdout.includes(`spanfuse demo on Node ${process.version} (${process.execPath}`), r.stdout);
   assert.match(r.stdout, /\nnext steps:\n/);
   assert.match(r.stdout, /node --import spanfuse\/register app\.js/);
+  // The flamegraph page of the slowest span that has samples is on disk.
+  const flame = /slowest span with samples +[0-9a-f]{16} .+ ms: (\S+\.html)\n/.exec(r.stdout);
+  assert.ok(flame?.[1] !== undefined && existsSync(flame[1]), r.stdout);
   const tails = /tail spans: +(\d+) in /.exec(r.stdout);
   assert.ok(tails !== null, r.stdout);
   const commands = r.stdout
