@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ROOT, runNode } from '../support/child.js';
+import { readPprof, wallFiles } from '../support/pprof.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const hasGo = spawnSync('go', ['version']).status === 0;
@@ -24,6 +25,22 @@ void test('demo: Node version and context mode, tail spans and working go tool p
   // The flamegraph page of the slowest span that has samples is on disk.
   const flame = /slowest span with samples +[0-9a-f]{16} .+ ms: (\S+\.html)\n/.exec(r.stdout);
   assert.ok(flame?.[1] !== undefined && existsSync(flame[1]), r.stdout);
+  // The load runs in a process of its own: no sample of the profiled one is
+  // in the load's code (which, run in the server's thread, was counted as
+  // context loss), while the service's own functions are sampled.
+  const inFile = (suffix: string): number => {
+    let n = 0;
+    for (const f of wallFiles(dir)) {
+      const { profile: p } = readPprof(f);
+      const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
+      const fns = new Set(p.function.filter((fn) => str(fn.filename).endsWith(suffix)).map((fn) => String(fn.id)));
+      const locs = new Set(p.location.filter((l) => l.line.some((ln) => fns.has(String(ln.functionId)))).map((l) => String(l.id)));
+      n += p.sample.filter((smp) => smp.locationId.some((id) => locs.has(String(id)))).length;
+    }
+    return n;
+  };
+  assert.ok(inFile('/demo/service.js') > 0, 'no sample in the demo service');
+  assert.equal(inFile('/demo/load-child.js'), 0, 'samples of the load in the profiled process');
   const tails = /tail spans: +(\d+) in /.exec(r.stdout);
   assert.ok(tails !== null, r.stdout);
   const commands = r.stdout

@@ -1,4 +1,5 @@
-import http from 'node:http';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 export interface LoadResult {
   readonly requests: number;
@@ -6,44 +7,38 @@ export interface LoadResult {
   readonly byRoute: Record<string, number>;
 }
 
+export interface LoadOptions {
+  readonly port: number;
+  readonly routes: readonly string[];
+  readonly durationMs: number;
+  readonly concurrency: number;
+  readonly maxRequests?: number;
+}
+
+const CHILD = fileURLToPath(new URL('./load-child.js', import.meta.url));
+
 /**
- * A bounded closed-loop load: `concurrency` workers request the routes in turn
- * until `durationMs` has passed (or `maxRequests` were sent).
+ * The demo's load (load-child.ts) in a child process of its own, not
+ * profiled, as a service's clients would be. Run in the profiled thread, the
+ * clients' own code (request writes, response parsing) was sampled outside
+ * every server span while spans were in flight, and the summary counted it
+ * as context loss.
  */
-export async function driveLoad(opts: {
-  port: number;
-  routes: readonly string[];
-  durationMs: number;
-  concurrency: number;
-  maxRequests?: number;
-}): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const deadline = Date.now() + opts.durationMs;
-  const max = opts.maxRequests ?? 1_000_000;
-  const byRoute: Record<string, number> = {};
-  let sent = 0;
-  let errors = 0;
-  const one = (path: string): Promise<void> =>
-    new Promise((resolve) => {
-      const req = http.get({ host: '127.0.0.1', port: opts.port, path, agent }, (res) => {
-        if (res.statusCode !== 200) errors++;
-        res.resume();
-        res.on('end', resolve);
-      });
-      req.on('error', () => {
-        errors++;
-        resolve();
-      });
+export function driveLoad(opts: LoadOptions): Promise<LoadResult> {
+  return new Promise<LoadResult>((resolve, reject) => {
+    const child = fork(CHILD, [JSON.stringify(opts)], {
+      execArgv: [],
+      env: { ...process.env, NODE_OPTIONS: '', SPANFUSE_ENABLED: 'false' },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-  const worker = async (w: number): Promise<void> => {
-    for (let i = w; Date.now() < deadline && sent < max; i++) {
-      const route = opts.routes[i % opts.routes.length] ?? '/';
-      sent++;
-      byRoute[route] = (byRoute[route] ?? 0) + 1;
-      await one(route);
-    }
-  };
-  await Promise.all(Array.from({ length: opts.concurrency }, (_, w) => worker(w)));
-  agent.destroy();
-  return { requests: sent, errors, byRoute };
+    let result: LoadResult | undefined;
+    child.once('message', (m) => {
+      result = m as LoadResult;
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (result !== undefined) resolve(result);
+      else reject(new Error(`demo load process ended without a result (${signal ?? `exit code ${code}`})`));
+    });
+  });
 }
