@@ -29,8 +29,8 @@ export const demoCommand: Command = {
 
 Start the profiler, an example HTTP service on 127.0.0.1 and a bounded load
 for SECONDS (default 10) with N clients (default 8; they run in a child
-process, not profiled), then print the summary and the next steps. Output goes to DIR (default $SPANFUSE_OUTPUT_DIR, then
-./spanfuse-out).
+process, not profiled), then print the summary and the next steps. Output
+goes to DIR (default $SPANFUSE_OUTPUT_DIR, then ./spanfuse-out).
 
 exit status: 0 done, 1 failed, 2 bad arguments or configuration`,
   async run(args) {

@@ -39,5 +39,8 @@ async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   return { requests: sent, errors, byRoute };
 }
 
+// The demo ended without waiting for the result (it failed, or was
+// stopped): stop sending requests to a service that is gone.
+process.once('disconnect', () => process.exit(0));
 const result = await runLoad(JSON.parse(process.argv[2] ?? '{}') as LoadOptions);
 process.send?.(result, undefined, {}, () => process.disconnect());
