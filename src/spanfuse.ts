@@ -164,7 +164,7 @@ export class Spanfuse {
   readonly #outputDir: string;
   #timer: NodeJS.Timeout | undefined;
   /** Closed windows whose profiles are still being built, oldest first. */
-  readonly #building: Steps<WindowProfile | undefined>[] = [];
+  readonly #building: { readonly profileId: string; readonly steps: Steps<WindowProfile | undefined> }[] = [];
   /** The window the timer closed last waits for a scavenge before its build (see ScavengeWait). */
   #buildAfterScavenge = false;
   readonly #scavengeWait = new ScavengeWait();
@@ -409,6 +409,7 @@ export class Spanfuse {
       settings: this.config.tail,
       windowMs: this.config.windowMs,
       currentProfileId: () => this.#sampler.currentProfileId,
+      pendingProfileIds: () => this.#building.map((b) => b.profileId),
       counters: this.#lazyCounters,
       retention: this.#pipeline,
       // Frame names leave on spans, to the trace backend: scrub them too.
@@ -571,13 +572,13 @@ export class Spanfuse {
       // The last stop runs shielded so the caller's frame keeps its context.
       const raw = restart ? this.#sampler.close(true) : this.#contextManager.shieldFrame(() => this.#sampler.close(false));
       if (raw !== undefined) {
-        this.#building.push(this.#windowSteps(raw));
+        this.#building.push({ profileId: raw.profileId, steps: this.#windowSteps(raw) });
         this.#buildAfterScavenge = afterScavenge;
       }
       // Builds that fall behind (a starved loop) are finished at once rather
       // than piling up: memory stays bounded, no window is lost.
       while (this.#building.length > MAX_PENDING_BUILDS) {
-        const steps = this.#building.shift();
+        const steps = this.#building.shift()?.steps;
         const w = steps === undefined ? undefined : runSync(steps);
         if (w !== undefined) this.#pipeline.submit(w);
         this.#diag.count('sampler.build_behind');
@@ -615,11 +616,11 @@ export class Spanfuse {
           this.#buildAfterScavenge = false;
           await this.#scavengeWait.wait(Math.min(MAX_SCAVENGE_WAIT_MS, this.config.windowMs / 4));
         }
-        const steps = this.#building[0];
-        if (steps === undefined) break;
-        const w = await runSliced(steps);
+        const next = this.#building[0];
+        if (next === undefined) break;
+        const w = await runSliced(next.steps);
         // exitSync may have drained the queue while this one was waiting.
-        if (this.#building[0] !== steps) continue;
+        if (this.#building[0] !== next) continue;
         this.#building.shift();
         if (w !== undefined) this.#pipeline.submit(w);
       }
@@ -743,8 +744,10 @@ export class Spanfuse {
     void this.#stopDebug();
     this.#stopTimers();
     // Windows still being built are finished now, in order, then the last one.
-    for (const steps of this.#building.splice(0)) {
-      const w = runSync(steps);
+    // One at a time: while one is built, the ones after it are still queued,
+    // and the tail stage keeps the spans held for them.
+    for (let next = this.#building.shift(); next !== undefined; next = this.#building.shift()) {
+      const w = runSync(next.steps);
       if (w !== undefined) this.#pipeline.submit(w);
     }
     let last: WindowProfile | undefined;

@@ -40,6 +40,12 @@ export interface TailSpanProcessorOptions {
   readonly windowMs: number;
   /** Id of the profile window open now; empty or undefined when none is open. */
   readonly currentProfileId?: () => string | undefined;
+  /**
+   * Ids of windows closed and still waiting for their turn in
+   * {@link TailSpanProcessor.windowClosedSteps} (windows are built in order,
+   * and a starved loop queues them): the spans held for those are not stale.
+   */
+  readonly pendingProfileIds?: () => Iterable<string>;
   /** Kernel/runtime counters over each span (runtime stage). */
   readonly counters?: SpanCounterSource;
   /** Keeps a window's files while tail spans that name it are held. */
@@ -119,6 +125,7 @@ export class TailSpanProcessor implements SpanProcessor {
   readonly #settings: TailSettings;
   readonly #detector: TailDetector;
   readonly #currentProfileId: () => string | undefined;
+  readonly #pendingProfileIds: () => Iterable<string>;
   readonly #counters: SpanCounterSource | undefined;
   readonly #retention: RetentionPins | undefined;
   readonly #diag: Diagnostics;
@@ -150,6 +157,7 @@ export class TailSpanProcessor implements SpanProcessor {
     this.#settings = options.settings ?? DEFAULT_TAIL_SETTINGS;
     this.#detector = new TailDetector(this.#settings);
     this.#currentProfileId = options.currentProfileId ?? (() => undefined);
+    this.#pendingProfileIds = options.pendingProfileIds ?? (() => []);
     this.#counters = options.counters;
     this.#retention = options.retention;
     this.#diag = options.diagnostics ?? new Diagnostics();
@@ -227,10 +235,12 @@ export class TailSpanProcessor implements SpanProcessor {
       const agg = this.#settings.enabled ? yield* aggregateSteps(window, this.#maxSpansPerWindow) : undefined;
       if (agg !== undefined && agg.spansDropped > 0) this.#diag.count('exemplars.window_spans_dropped', agg.spansDropped);
       const mine = this.#hold.takeWindow(window.profileId);
-      // Spans waiting for a window that is neither this one nor the open one
-      // missed their window (it was never collected): release them now.
-      const open = this.#currentProfileId() ?? '';
-      const stale = this.#hold.takeAllBut(new Set([open]));
+      // Spans waiting for a window that is neither this one, nor one closed
+      // after it and waiting for its build, nor the open one missed their
+      // window (it was never collected): release them now.
+      const keep = new Set(this.#pendingProfileIds());
+      keep.add(this.#currentProfileId() ?? '');
+      const stale = this.#hold.takeAllBut(keep);
       const windows = [this.#previous, agg];
       this.#previous = agg;
       const due = stepEvery(RELEASE_STEP);

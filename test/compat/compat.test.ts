@@ -186,7 +186,9 @@ void describe('compat: real OpenTelemetry setups', { concurrency: 2 }, () => {
         for (const t of tails) assert.match(String(t.attributes['profiler.exemplar.id']), /^[0-9a-f]{32}$/);
         assert.ok(
           tails.some((t) => Number(t.attributes['profiler.samples']) > 0 && Number(t.attributes['profiler.wall.time_ns']) > 0),
-          'no tail span carries sample figures',
+          `no tail span carries sample figures: ${JSON.stringify(
+            tails.map((t) => [t.name, t.attributes['profiler.exemplar.status'], t.attributes['profiler.samples'], t.attributes['profiler.wall.time_ns']]),
+          )}\n${run.stderr}`,
         );
         assert.equal(run.fusion?.state, 'fused');
         assert.deepEqual(warnings, []);

@@ -43,7 +43,7 @@ class CollectingExporter implements SpanExporter {
 
 function setup(settings: Partial<TailSettings>, opts: { downstream?: SpanProcessor; counters?: SpanCounterSource } = {}) {
   const exporter = new InMemorySpanExporter();
-  const state = { profileId: ID_A };
+  const state = { profileId: ID_A, pending: [] as string[] };
   const pins: string[] = [];
   const warnings: string[] = [];
   const tail = new TailSpanProcessor({
@@ -51,6 +51,7 @@ function setup(settings: Partial<TailSettings>, opts: { downstream?: SpanProcess
     settings: tailSettings(settings),
     windowMs: 1000,
     currentProfileId: () => state.profileId,
+    pendingProfileIds: () => state.pending,
     retention: { pin: (id) => pins.push(`pin ${id}`), unpin: (id) => pins.push(`unpin ${id}`) },
     diagnostics: new Diagnostics((m) => warnings.push(m)),
     ...(opts.counters !== undefined ? { counters: opts.counters } : {}),
@@ -164,6 +165,36 @@ void test('a span whose samples straddle the previous window gets both; one olde
   const e = attrs(exporter.getFinishedSpans(), early.id);
   assert.equal(e['profiler.exemplar.status'], 'partial');
   assert.equal(e['profiler.samples'], 1);
+});
+
+void test('windows queued for their build keep their held spans: each gets its figures from its own window', () => {
+  const ID_C = 'c'.repeat(32);
+  const { exporter, state, tail, span } = setup(BUDGET_50);
+  const inA = span('in-a', 100, 200);
+  inA.end();
+  state.profileId = ID_B; // A closed; B open
+  const inB = span('in-b', 1100, 200);
+  inB.end();
+  // B closes too before A's build reaches the tail stage (a starved loop): B waits in the queue, C is open.
+  state.profileId = ID_C;
+  state.pending = [ID_A, ID_B];
+  const wA = fakeWindow(ID_A, BigInt(T0) * 1_000_000n, BigInt(T0 + 1000) * 1_000_000n, [{ spanId: inA.id, fn: 'a', wallNs: ns(1), cpuNs: ns(1) }]);
+  assert.equal(tail.onWindowClosed(wA).released, 1);
+  assert.deepEqual(
+    exporter.getFinishedSpans().map((x) => x.name),
+    ['in-a'],
+    "B's span waits for B",
+  );
+  state.pending = [ID_B];
+  const wB = fakeWindow(ID_B, BigInt(T0 + 1000) * 1_000_000n, BigInt(T0 + 2000) * 1_000_000n, [
+    { spanId: inB.id, fn: 'b', wallNs: ns(1), cpuNs: ns(2) },
+    { spanId: inB.id, fn: 'b', wallNs: ns(1), cpuNs: ns(2) },
+  ]);
+  assert.equal(tail.onWindowClosed(wB).released, 1);
+  const b = attrs(exporter.getFinishedSpans(), inB.id);
+  assert.equal(b['profiler.exemplar.status'], 'complete');
+  assert.equal(b['profiler.samples'], 2);
+  assert.equal(attrs(exporter.getFinishedSpans(), inA.id)['profiler.exemplar.status'], 'complete');
 });
 
 void test('a burst of tail spans larger than the hold: the rest forwarded unenriched and counted, nothing thrown', async () => {
