@@ -30,13 +30,7 @@ void test('demo: Node version and context mode, tail spans and working go tool p
   // context loss), while the service's own functions are sampled.
   const inFile = (suffix: string): number => {
     let n = 0;
-    for (const f of wallFiles(dir)) {
-      const { profile: p } = readPprof(f);
-      const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
-      const fns = new Set(p.function.filter((fn) => str(fn.filename).endsWith(suffix)).map((fn) => String(fn.id)));
-      const locs = new Set(p.location.filter((l) => l.line.some((ln) => fns.has(String(ln.functionId)))).map((l) => String(l.id)));
-      n += p.sample.filter((smp) => smp.locationId.some((id) => locs.has(String(id)))).length;
-    }
+    for (const f of wallFiles(dir)) n += readPprof(f).samples.filter((smp) => smp.files.some((file) => file.endsWith(suffix))).length;
     return n;
   };
   assert.ok(inFile('/demo/service.js') > 0, 'no sample in the demo service');

@@ -7,6 +7,8 @@ import { parseWindowFileName } from '../../src/export/index.js';
 export interface DecodedSample {
   /** Function names, leaf first. */
   readonly frames: string[];
+  /** The file name of each of `frames`. */
+  readonly files: string[];
   readonly labels: Record<string, string | bigint>;
   readonly values: number[];
 }
@@ -26,15 +28,27 @@ export function decodePprof(bytes: Uint8Array): DecodedProfile {
   const p = Profile.decode(bytes);
   const str = (i: number | bigint): string => p.stringTable.strings[Number(i)] ?? '';
   const fnName = new Map<string, string>();
-  for (const f of p.function) fnName.set(String(f.id), str(f.name));
+  const fnFile = new Map<string, string>();
+  for (const f of p.function) {
+    fnName.set(String(f.id), str(f.name));
+    fnFile.set(String(f.id), str(f.filename));
+  }
   const locFrames = new Map<string, string[]>();
-  for (const l of p.location) locFrames.set(String(l.id), l.line.map((ln) => fnName.get(String(ln.functionId)) ?? '?'));
+  const locFiles = new Map<string, string[]>();
+  for (const l of p.location) {
+    locFrames.set(String(l.id), l.line.map((ln) => fnName.get(String(ln.functionId)) ?? '?'));
+    locFiles.set(String(l.id), l.line.map((ln) => fnFile.get(String(ln.functionId)) ?? ''));
+  }
   const samples = p.sample.map((s) => {
     const frames: string[] = [];
-    for (const id of s.locationId) frames.push(...(locFrames.get(String(id)) ?? []));
+    const files: string[] = [];
+    for (const id of s.locationId) {
+      frames.push(...(locFrames.get(String(id)) ?? []));
+      files.push(...(locFiles.get(String(id)) ?? []));
+    }
     const labels: Record<string, string | bigint> = {};
     for (const l of s.label) labels[str(l.key)] = Number(l.str) !== 0 ? str(l.str) : BigInt(l.num);
-    return { frames, labels, values: s.value.map(Number) };
+    return { frames, files, labels, values: s.value.map(Number) };
   });
   return { sampleTypes: p.sampleType.map((t) => str(t.type)), samples, profile: p };
 }
