@@ -17,6 +17,13 @@ export { carryContext, injectTraceContext, runInCarriedContext, tracedTask, bind
 export type { CarriedTask, RunCarriedOptions, TraceCarrier, FlushStats } from './workers/index.js';
 export type { ContextLossStats, ContextLoss, LostFunction, LostStack } from './context-loss/index.js';
 import { spanfuseVersion } from './core/version.js';
+import { ensureRegistry } from './workers/index.js';
+
+// Main thread: publish the worker registry now, not at start(), so that a
+// worker the app creates before it starts spanfuse has it too: when that
+// worker's own code calls start(), its stage loads are then announced and
+// its terminate() waits for them (core/require-esm.ts).
+ensureRegistry();
 
 /** spanfuse's version (from its package.json). */
 export const VERSION: string = spanfuseVersion();

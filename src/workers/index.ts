@@ -6,7 +6,7 @@ export { startWorkerSupport } from './support.js';
 export type { WorkerSupport } from './support.js';
 export type { FlushStats } from './flusher.js';
 export { injectPreloadIntoWorkers } from './inject.js';
-export { markPreloaded, selfTerminating } from './registry.js';
+export { ensureRegistry, markPreloaded, selfTerminating } from './registry.js';
 export { workerSafeExporter, WorkerJsonlSpanProcessor } from './sync-output.js';
 export { carryContext, injectTraceContext, runInCarriedContext, tracedTask } from './carry.js';
 export type { CarriedTask, RunCarriedOptions, TraceCarrier } from './carry.js';

@@ -28,11 +28,16 @@ const PRELOADED = 64;
 const INSIDE = 128;
 /** Its termination is about to proceed: a flush request starting now does nothing (set by the main thread). */
 const GATED = 256;
-const SHIFT = 9;
+/**
+ * The worker is loading one of spanfuse's stages with require(esm) outside
+ * the preload (its own code called start(); set and cleared by the worker).
+ */
+const STAGE_LOADING = 512;
+const SHIFT = 10;
 const MASK = (1 << SHIFT) - 1;
 /**
  * Thread ids are kept modulo this (`tag << SHIFT | MASK` stays a positive
- * int32): two workers 2^22 ids apart never share a slot's lifetime.
+ * int32): two workers 2^21 ids apart never share a slot's lifetime.
  */
 const TAG_MASK = (1 << (31 - SHIFT)) - 1;
 
@@ -205,7 +210,7 @@ export function clearAnswer(id: number): void {
 /**
  * The creating thread: worker `id` was started with spanfuse's preload. Its
  * terminate() then waits for the preload to be loaded (see
- * {@link whenPreloaded}).
+ * {@link whenLoaded}).
  */
 export function markPreloading(id: number): void {
   update(id, PRELOADING);
@@ -223,18 +228,45 @@ export function preloadState(id: number): 'none' | 'loading' | 'loaded' {
 }
 
 /**
+ * In a worker, before it loads one of spanfuse's stages with require(esm)
+ * (core/require-esm.ts): say so, unless its termination has begun. False,
+ * and nothing said, when it has: the load must not start then (see
+ * {@link whenLoaded}). Pair every true with {@link endStageLoad}. True on
+ * the main thread, and in a worker without the registry (created before
+ * spanfuse was imported on the main thread: nothing to tell).
+ */
+export function beginStageLoad(): boolean {
+  if (isMainThread) return true;
+  update(threadId, STAGE_LOADING);
+  // Set before TERMINATING is read, and the terminate hook sets TERMINATING
+  // before it reads this (both sequentially consistent): one sees the other.
+  if ((flags(threadId) & TERMINATING) === 0) return true;
+  update(threadId, 0, STAGE_LOADING);
+  return false;
+}
+
+/** In a worker: the stage load {@link beginStageLoad} let in is done (or failed). */
+export function endStageLoad(): void {
+  if (!isMainThread) update(threadId, 0, STAGE_LOADING);
+}
+
+/** Worker `id` is not loading spanfuse's preload or one of its stages. */
+const loaded = (f: number): boolean => ((f & PRELOADING) === 0 || (f & PRELOADED) !== 0) && (f & STAGE_LOADING) === 0;
+
+/**
  * Undefined when worker `id` is not in the middle of loading spanfuse's
- * preload (not started with it, or done); else resolves when it has loaded
- * it, or after `timeoutMs`.
+ * preload (not started with it, or done) or one of its stages (see
+ * {@link beginStageLoad}); else resolves when it is done, or after
+ * `timeoutMs`.
  *
  * Why: on Node 20 a worker terminated while `require()` instantiates an ES
  * module graph (the preload is `--require`d, see inject.ts) aborts the whole
  * process (`v8::Module::IsGraphAsync must be used on an instantiated module`,
  * from ModuleWrap::InstantiateSync): terminate() must not land in that span.
  */
-export function whenPreloaded(id: number, timeoutMs: number): Promise<unknown> | undefined {
-  if (preloadState(id) !== 'loading') return undefined;
-  return waitFor(id, timeoutMs, (f) => (f & PRELOADED) !== 0);
+export function whenLoaded(id: number, timeoutMs: number): Promise<unknown> | undefined {
+  if (loaded(flags(id))) return undefined;
+  return waitFor(id, timeoutMs, loaded);
 }
 
 /**
@@ -243,12 +275,33 @@ export function whenPreloaded(id: number, timeoutMs: number): Promise<unknown> |
  * Returns how many were still loading then. For the main thread's `exit`
  * listener, after which Node terminates every worker itself (on Node 20,
  * while one instantiates the preload's modules, aborting the process: see
- * {@link whenPreloaded}); `Atomics.wait` is allowed on Node's main thread.
+ * {@link whenLoaded}); `Atomics.wait` is allowed on Node's main thread.
  */
 export function waitPreloadedSync(ids: Iterable<number>, deadline: number): number {
   let loading = 0;
   for (const id of ids) {
     if (id > 0 && waitForSync(id, deadline, (f) => (f & PRELOADING) === 0 || (f & PRELOADED) !== 0) === undefined) loading++;
+  }
+  return loading;
+}
+
+/**
+ * Block this thread until no worker loads one of spanfuse's stages (see
+ * {@link beginStageLoad}), or until `deadline` (a `performance.now()` time).
+ * Returns how many still did then. For the main thread's `exit` listener:
+ * these workers may be ones spanfuse did not create (no preload: their own
+ * code called start()), so the whole table is read, once (~16k loads).
+ */
+export function waitStageLoadsSync(deadline: number): number {
+  const t = shared();
+  if (t === undefined) return 0;
+  let loading = 0;
+  for (let i = 0; i < SLOTS; i++) {
+    const v = Atomics.load(t, i);
+    if ((v & STAGE_LOADING) === 0) continue;
+    // The slot's tag is its thread id modulo 2^21: as good as the id here.
+    const id = v >>> SHIFT;
+    if (id > 0 && waitForSync(id, deadline, (f) => (f & STAGE_LOADING) === 0) === undefined) loading++;
   }
   return loading;
 }

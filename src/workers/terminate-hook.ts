@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import { isMainThread, Worker } from 'node:worker_threads';
 import type { WorkerFlusher } from './flusher.js';
-import { isProfiled, markTerminating, whenPreloaded } from './registry.js';
+import { isProfiled, markTerminating, waitStageLoadsSync, whenLoaded } from './registry.js';
 
 type Terminate = (this: Worker, callback?: (err: Error | null, code: number) => void) => Promise<number>;
 const ORIGINAL = Symbol.for('spanfuse.worker.terminate.original');
@@ -23,6 +23,28 @@ export interface TerminateHookOptions {
  */
 export const PRELOAD_WAIT_MS = 30_000;
 
+/**
+ * Longest the process's exit waits for workers loading one of spanfuse's
+ * stages outside the preload (registry.ts, beginStageLoad): tens of ms
+ * each, usually.
+ */
+export const EXIT_STAGE_WAIT_MS = 5000;
+
+/**
+ * The process is exiting (main thread's `exit` event) and Node terminates
+ * every worker right after: let a worker that loads one of spanfuse's
+ * stages with require(esm) finish first (Node 20 aborts otherwise). Such a
+ * worker may be one the preload did not start (its own code called
+ * start()), so inject.ts's list of workers does not know it.
+ */
+function beforeWorkersStop(): void {
+  try {
+    waitStageLoadsSync(performance.now() + EXIT_STAGE_WAIT_MS);
+  } catch {
+    // nothing to wait with: exit as before
+  }
+}
+
 /** Resolves when `waiting` settles (the preload loaded, a flush answered, or the wait ran out), or the worker exits. */
 function untilExit(worker: Worker, waiting: Promise<unknown>): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -38,9 +60,11 @@ function untilExit(worker: Worker, waiting: Promise<unknown>): Promise<void> {
 /**
  * Wrap `Worker.prototype.terminate` in this thread: the worker is marked as
  * being terminated (its preload, if still starting, then stays silent); a
- * worker still loading spanfuse's preload is let finish loading it first
- * (bounded by {@link PRELOAD_WAIT_MS}: on Node 20, terminating a worker while
- * it instantiates the preload's modules aborts the process); and a profiled
+ * worker still loading spanfuse's preload, or one of its stages, is let
+ * finish loading first (bounded by {@link PRELOAD_WAIT_MS}: on Node 20,
+ * terminating a worker while it instantiates ES modules through require()
+ * aborts the process; on the main thread the process's exit waits too, see
+ * {@link beforeWorkersStop}); and a profiled
  * worker writes its open window before termination proceeds (bounded by
  * `flushTimeoutMs`). Returns the un-hook; hooking twice keeps one wrapper.
  */
@@ -62,13 +86,15 @@ export function hookTerminate(options: TerminateHookOptions): () => void {
     } catch {
       // an odd receiver: let the original decide
     }
-    const loading = whenPreloaded(id, PRELOAD_WAIT_MS);
+    const loading = whenLoaded(id, PRELOAD_WAIT_MS);
     if (loading === undefined) return proceed(this, id, callback);
     return untilExit(this, loading).then(() => proceed(this, id, callback));
   };
   proto[ORIGINAL] = original;
   proto.terminate = wrapped;
+  if (isMainThread) process.on('exit', beforeWorkersStop);
   return () => {
+    if (isMainThread) process.off('exit', beforeWorkersStop);
     if (proto.terminate === wrapped) {
       proto.terminate = original;
       delete proto[ORIGINAL];
