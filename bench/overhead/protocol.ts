@@ -34,6 +34,11 @@ export interface MemorySample {
   readonly heapUsed: number;
   readonly heapTotal: number;
   readonly external: number;
+  readonly arrayBuffers?: number;
+  /** glibc `mallinfo2()`: bytes in use (small + mmapped chunks), soak with BENCH_MALLINFO=1 only. */
+  readonly mallocInUse?: number;
+  /** ... and bytes malloc holds from the system in its arenas (in use or free). */
+  readonly mallocArena?: number;
 }
 
 export interface ServerReport {

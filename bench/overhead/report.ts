@@ -4,7 +4,7 @@
  * median (min-max) over rounds; a markdown table and the raw JSON.
  */
 import { MEMORY_PARTS } from './protocol.js';
-import type { MemoryPart } from './protocol.js';
+import type { MemoryPart, MemorySample } from './protocol.js';
 import type { RunResult } from './run-one.js';
 import { linearRegression, spread } from './stats.js';
 import type { Slope, Spread } from './stats.js';
@@ -307,7 +307,33 @@ export interface SoakRow {
   readonly rssEndMb: number;
   readonly heapStartMb: number;
   readonly heapEndMb: number;
+  /**
+   * Second-half slopes of RSS's parts (MB/min): V8's committed heap, what
+   * lies outside it (RSS − heap committed), `external`, and with
+   * BENCH_MALLINFO=1 malloc's bytes in use and held. Null where not sampled.
+   */
+  readonly lateParts: Readonly<Record<SoakPart, Slope | null>>;
+  /** Every memory sample, for reading the curve (MB; minutes since the mark). */
+  readonly series: readonly (readonly number[])[];
   readonly error?: string;
+}
+
+export const SOAK_PARTS = ['heap committed', 'outside V8 heap', 'external', 'malloc in use', 'malloc held'] as const;
+export type SoakPart = (typeof SOAK_PARTS)[number];
+
+const MB = 2 ** 20;
+const soakPart: Record<SoakPart, (m: MemorySample) => number | undefined> = {
+  'heap committed': (m) => m.heapTotal,
+  'outside V8 heap': (m) => m.rss - m.heapTotal,
+  external: (m) => m.external,
+  'malloc in use': (m) => m.mallocInUse,
+  'malloc held': (m) => m.mallocArena,
+};
+
+function partSlope(min: readonly number[], late: readonly MemorySample[], part: SoakPart): Slope | null {
+  const values = late.map(soakPart[part]);
+  if (values.some((v) => v === undefined)) return null;
+  return linearRegression(min, values.map((v) => (v ?? 0) / MB));
 }
 
 /** Memory slope over the soak, after dropping the first min(60 s, 10%) of samples. */
@@ -334,6 +360,8 @@ export function soakRow(r: RunResult): SoakRow {
     rssEndMb: (last?.rss ?? Number.NaN) / 2 ** 20,
     heapStartMb: (first?.heapUsed ?? Number.NaN) / 2 ** 20,
     heapEndMb: (last?.heapUsed ?? Number.NaN) / 2 ** 20,
+    lateParts: Object.fromEntries(SOAK_PARTS.map((p) => [p, partSlope(lateMin, late, p)])) as Record<SoakPart, Slope | null>,
+    series: mem.map((m) => [m.tMs / 60_000, m.rss / MB, m.heapUsed / MB, m.heapTotal / MB, m.external / MB, (m.mallocInUse ?? Number.NaN) / MB, (m.mallocArena ?? Number.NaN) / MB].map((v) => Math.round(v * 1000) / 1000)),
     ...(r.ok ? {} : { error: r.error ?? 'unknown error' }),
   };
 }
@@ -362,6 +390,13 @@ export function soakMarkdown(h: Header, rows: readonly SoakRow[]): string {
     out.push(
       `| ${r.config} | ${r.runtime} | ${fmt(r.minutes, 1)} | ${r.samples} | ${slopeCell(r.rssMbPerMin)} | ${slopeCell(r.heapMbPerMin)} | ${slopeCell(r.lateRssMbPerMin)} | ${slopeCell(r.lateHeapMbPerMin)} | ${fmt(r.rssStartMb, 1)} → ${fmt(r.rssEndMb, 1)} MB | ${fmt(r.heapStartMb, 1)} → ${fmt(r.heapEndMb, 1)} MB |`,
     );
+  }
+  const parts = rows.filter((r) => r.error === undefined);
+  if (parts.length > 0) {
+    out.push('', "Second half, RSS by part (heap committed: V8's `heapTotal`; outside V8 heap: RSS − heapTotal; malloc: glibc `mallinfo2()`, with BENCH_MALLINFO=1):", '');
+    out.push(`| configuration | runtime | ${SOAK_PARTS.join(' | ')} |`);
+    out.push(`| --- | --- | ${SOAK_PARTS.map(() => '---').join(' | ')} |`);
+    for (const r of parts) out.push(`| ${r.config} | ${r.runtime} | ${SOAK_PARTS.map((p) => slopeCell(r.lateParts[p])).join(' | ')} |`);
   }
   return out.join('\n') + '\n';
 }

@@ -8,6 +8,8 @@
  * harness opens (`mark`) after warm-up and closes (`report`) when the load
  * generator has finished; requests are counted here, server side.
  */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { FromServer, MemoryPart, MemorySample, ServerSpec, ToServer } from './protocol.js';
 
@@ -20,6 +22,31 @@ function send(m: FromServer): Promise<void> {
     if (process.send === undefined) resolve();
     else process.send(m, undefined, {}, () => resolve());
   });
+}
+
+/**
+ * glibc's `mallinfo2()` through koffi (from the repository's dependencies),
+ * for soaks that ask for it (BENCH_MALLINFO=1): tells native memory malloc
+ * hands out from what it only holds. Loading koffi adds a few MB of RSS, so
+ * a soak compares slopes with it, never levels against a run without it.
+ */
+function mallinfo(s: ServerSpec): (() => { mallocInUse: number; mallocArena: number }) | undefined {
+  try {
+    const koffi = createRequire(join(s.repoRoot, 'package.json'))('koffi') as {
+      load(name: string): { func(name: string, ret: unknown, args: unknown[]): () => Record<string, number | bigint> };
+      struct(name: string, fields: Record<string, string>): unknown;
+    };
+    const fields = ['arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost'];
+    const struct = koffi.struct('bench_mallinfo2', Object.fromEntries(fields.map((f) => [f, 'size_t'])));
+    const call = koffi.load('libc.so.6').func('mallinfo2', struct, []);
+    return () => {
+      const m = call();
+      return { mallocInUse: Number(m['uordblks']) + Number(m['hblkhd']), mallocArena: Number(m['arena']) + Number(m['hblkhd']) };
+    };
+  } catch (err) {
+    process.stderr.write(`bench server: no mallinfo2 (${err instanceof Error ? err.message : String(err)})\n`);
+    return undefined;
+  }
 }
 
 async function main(): Promise<void> {
@@ -94,6 +121,7 @@ async function main(): Promise<void> {
   const memory: MemorySample[] = [];
   let memTimer: NodeJS.Timeout | undefined;
   const gc = (globalThis as { gc?: () => void }).gc;
+  const malloc = spec.gcBeforeSample && process.env['BENCH_MALLINFO'] === '1' ? mallinfo(spec) : undefined;
   const sampleMemory = (): MemorySample => {
     if (spec.gcBeforeSample && gc !== undefined) gc();
     const m = process.memoryUsage();
@@ -103,6 +131,8 @@ async function main(): Promise<void> {
       heapUsed: m.heapUsed,
       heapTotal: m.heapTotal,
       external: m.external,
+      arrayBuffers: m.arrayBuffers,
+      ...malloc?.(),
     };
   };
 
