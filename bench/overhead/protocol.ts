@@ -39,6 +39,9 @@ export interface MemorySample {
   readonly mallocInUse?: number;
   /** ... and bytes malloc holds from the system in its arenas (in use or free). */
   readonly mallocArena?: number;
+  /** Soaks on Linux: /proc/self/status RssAnon and RssFile (bytes). */
+  readonly rssAnon?: number;
+  readonly rssFile?: number;
 }
 
 export interface ServerReport {

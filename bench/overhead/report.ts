@@ -309,22 +309,29 @@ export interface SoakRow {
   readonly heapEndMb: number;
   /**
    * Second-half slopes of RSS's parts (MB/min): V8's committed heap, what
-   * lies outside it (RSS − heap committed), `external`, and with
-   * BENCH_MALLINFO=1 malloc's bytes in use and held. Null where not sampled.
+   * lies outside it (RSS − heap committed), RSS's anonymous and file-backed
+   * pages, `external`, and with BENCH_MALLINFO=1 malloc's bytes in use and
+   * held. Null where not sampled.
    */
   readonly lateParts: Readonly<Record<SoakPart, Slope | null>>;
-  /** Every memory sample, for reading the curve (MB; minutes since the mark). */
+  /**
+   * Every memory sample, for reading the curve: minutes since the mark, then
+   * MB of RSS, heap used, heap committed, external, malloc in use, malloc
+   * held, RSS anonymous, RSS file-backed (NaN where not sampled).
+   */
   readonly series: readonly (readonly number[])[];
   readonly error?: string;
 }
 
-export const SOAK_PARTS = ['heap committed', 'outside V8 heap', 'external', 'malloc in use', 'malloc held'] as const;
+export const SOAK_PARTS = ['heap committed', 'outside V8 heap', 'anonymous', 'file-backed', 'external', 'malloc in use', 'malloc held'] as const;
 export type SoakPart = (typeof SOAK_PARTS)[number];
 
 const MB = 2 ** 20;
 const soakPart: Record<SoakPart, (m: MemorySample) => number | undefined> = {
   'heap committed': (m) => m.heapTotal,
   'outside V8 heap': (m) => m.rss - m.heapTotal,
+  anonymous: (m) => m.rssAnon,
+  'file-backed': (m) => m.rssFile,
   external: (m) => m.external,
   'malloc in use': (m) => m.mallocInUse,
   'malloc held': (m) => m.mallocArena,
@@ -361,7 +368,7 @@ export function soakRow(r: RunResult): SoakRow {
     heapStartMb: (first?.heapUsed ?? Number.NaN) / 2 ** 20,
     heapEndMb: (last?.heapUsed ?? Number.NaN) / 2 ** 20,
     lateParts: Object.fromEntries(SOAK_PARTS.map((p) => [p, partSlope(lateMin, late, p)])) as Record<SoakPart, Slope | null>,
-    series: mem.map((m) => [m.tMs / 60_000, m.rss / MB, m.heapUsed / MB, m.heapTotal / MB, m.external / MB, (m.mallocInUse ?? Number.NaN) / MB, (m.mallocArena ?? Number.NaN) / MB].map((v) => Math.round(v * 1000) / 1000)),
+    series: mem.map((m) => [m.tMs / 60_000, m.rss / MB, m.heapUsed / MB, m.heapTotal / MB, m.external / MB, (m.mallocInUse ?? Number.NaN) / MB, (m.mallocArena ?? Number.NaN) / MB, (m.rssAnon ?? Number.NaN) / MB, (m.rssFile ?? Number.NaN) / MB].map((v) => Math.round(v * 1000) / 1000)),
     ...(r.ok ? {} : { error: r.error ?? 'unknown error' }),
   };
 }
@@ -393,7 +400,7 @@ export function soakMarkdown(h: Header, rows: readonly SoakRow[]): string {
   }
   const parts = rows.filter((r) => r.error === undefined);
   if (parts.length > 0) {
-    out.push('', "Second half, RSS by part (heap committed: V8's `heapTotal`; outside V8 heap: RSS − heapTotal; malloc: glibc `mallinfo2()`, with BENCH_MALLINFO=1):", '');
+    out.push('', "Second half, RSS by part (heap committed: V8's `heapTotal`; outside V8 heap: RSS − heapTotal; anonymous and file-backed: RSS's pages of each kind, /proc/self/status; malloc: glibc `mallinfo2()`, with BENCH_MALLINFO=1):", '');
     out.push(`| configuration | runtime | ${SOAK_PARTS.join(' | ')} |`);
     out.push(`| --- | --- | ${SOAK_PARTS.map(() => '---').join(' | ')} |`);
     for (const r of parts) out.push(`| ${r.config} | ${r.runtime} | ${SOAK_PARTS.map((p) => slopeCell(r.lateParts[p])).join(' | ')} |`);

@@ -8,6 +8,7 @@
  * harness opens (`mark`) after warm-up and closes (`report`) when the load
  * generator has finished; requests are counted here, server side.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -22,6 +23,22 @@ function send(m: FromServer): Promise<void> {
     if (process.send === undefined) resolve();
     else process.send(m, undefined, {}, () => resolve());
   });
+}
+
+/** RSS split into anonymous and file-backed pages (Linux; empty elsewhere). */
+function rssKinds(): { rssAnon?: number; rssFile?: number } {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kb = (key: string): number | undefined => {
+      const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status);
+      return m?.[1] === undefined ? undefined : Number(m[1]) * 1024;
+    };
+    const anon = kb('RssAnon');
+    const file = kb('RssFile');
+    return anon === undefined || file === undefined ? {} : { rssAnon: anon, rssFile: file };
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -133,6 +150,7 @@ async function main(): Promise<void> {
       external: m.external,
       arrayBuffers: m.arrayBuffers,
       ...malloc?.(),
+      ...(spec.gcBeforeSample ? rssKinds() : {}),
     };
   };
 
