@@ -158,18 +158,27 @@ export function markFlushed(answer: FlushAnswer): void {
  * So no termination may be started while a worker is inside a request.
  */
 export function enterFlushRequest(): boolean {
-  if (isMainThread) return true;
-  update(threadId, INSIDE);
-  // Set before the gate is read, and the main thread gates before it reads
-  // INSIDE (both sequentially consistent): one of the two sees the other.
-  if ((flags(threadId) & GATED) === 0) return true;
-  update(threadId, 0, INSIDE);
-  return false;
+  return enterUnless(INSIDE, GATED);
 }
 
 /** In a worker: the flush request {@link enterFlushRequest} let in is done. */
 export function leaveFlushRequest(): void {
   if (!isMainThread) update(threadId, 0, INSIDE);
+}
+
+/**
+ * In a worker: set `bit` in its own slot, unless the other side has set
+ * `blocker` (then clear it again and return false). The other side sets
+ * `blocker` before it reads `bit`, and this sets `bit` before it reads
+ * `blocker` (all sequentially consistent): one of the two sees the other.
+ * True on the main thread.
+ */
+function enterUnless(bit: number, blocker: number): boolean {
+  if (isMainThread) return true;
+  update(threadId, bit);
+  if ((flags(threadId) & blocker) === 0) return true;
+  update(threadId, 0, bit);
+  return false;
 }
 
 /**
@@ -236,13 +245,8 @@ export function preloadState(id: number): 'none' | 'loading' | 'loaded' {
  * spanfuse was imported on the main thread: nothing to tell).
  */
 export function beginStageLoad(): boolean {
-  if (isMainThread) return true;
-  update(threadId, STAGE_LOADING);
-  // Set before TERMINATING is read, and the terminate hook sets TERMINATING
-  // before it reads this (both sequentially consistent): one sees the other.
-  if ((flags(threadId) & TERMINATING) === 0) return true;
-  update(threadId, 0, STAGE_LOADING);
-  return false;
+  // The terminate hook sets TERMINATING before it reads STAGE_LOADING.
+  return enterUnless(STAGE_LOADING, TERMINATING);
 }
 
 /** In a worker: the stage load {@link beginStageLoad} let in is done (or failed). */
