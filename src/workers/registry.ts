@@ -1,3 +1,4 @@
+import { existsSync, readlinkSync } from 'node:fs';
 import { getEnvironmentData, isMainThread, setEnvironmentData, threadId } from 'node:worker_threads';
 
 /**
@@ -44,7 +45,16 @@ const TAG_MASK = (1 << (31 - SHIFT)) - 1;
 /** A worker's answer to a flush request. */
 export type FlushAnswer = 'wrote' | 'empty' | 'busy';
 
+/**
+ * A second table beside the registry, same slots: the OS thread id (Linux
+ * tid) of a worker that set STAGE_LOADING, so the process's exit can tell a
+ * worker still loading from one that died in the middle of a load without
+ * clearing its bit (see {@link waitStageLoadsSync}).
+ */
+const TIDS_KEY = 'spanfuse.workers.tids';
+
 let table: Int32Array | undefined;
+let tids: Int32Array | undefined;
 
 /** ES2024 `Atomics.waitAsync` (V8 has it since Node 16; the TS lib here is older). */
 interface AtomicsWaitAsync {
@@ -55,12 +65,18 @@ function shared(): Int32Array | undefined {
   if (table !== undefined) return table;
   try {
     const found = getEnvironmentData(KEY);
+    const foundTids = getEnvironmentData(TIDS_KEY);
     if (found instanceof SharedArrayBuffer) {
       table = new Int32Array(found);
+      // absent when an older spanfuse made the table: no liveness check then
+      if (foundTids instanceof SharedArrayBuffer && foundTids.byteLength === found.byteLength) tids = new Int32Array(foundTids);
     } else if (isMainThread) {
       const sab = new SharedArrayBuffer(SLOTS * 4);
+      const tidSab = new SharedArrayBuffer(SLOTS * 4);
+      setEnvironmentData(TIDS_KEY, tidSab);
       setEnvironmentData(KEY, sab);
       table = new Int32Array(sab);
+      tids = new Int32Array(tidSab);
     }
   } catch {
     // no shared table: flush-before-terminate and silence are off
@@ -245,8 +261,37 @@ export function preloadState(id: number): 'none' | 'loading' | 'loaded' {
  * spanfuse was imported on the main thread: nothing to tell).
  */
 export function beginStageLoad(): boolean {
+  if (!isMainThread && shared() !== undefined && tids !== undefined) Atomics.store(tids, threadId % SLOTS, ownTid());
   // The terminate hook sets TERMINATING before it reads STAGE_LOADING.
   return enterUnless(STAGE_LOADING, TERMINATING);
+}
+
+/** This thread's Linux tid from the /proc/thread-self link ("<pid>/task/<tid>"), or 0. */
+function ownTid(): number {
+  try {
+    const link = readlinkSync('/proc/thread-self');
+    const tid = Number(link.slice(link.lastIndexOf('/') + 1));
+    return Number.isSafeInteger(tid) && tid > 0 && tid <= 0x7fffffff ? tid : 0;
+  } catch {
+    return 0; // not Linux: no liveness check
+  }
+}
+
+/**
+ * Whether the thread that set slot `i`'s STAGE_LOADING bit has ended: its
+ * tid is known and no longer one of this process's tasks. A worker killed
+ * in the middle of a load by a path that runs no terminate() hook (a nested
+ * worker whose parent is terminated, a termination after the hook's bound)
+ * never clears its bit.
+ */
+function loaderGone(i: number): boolean {
+  const tid = tids === undefined ? 0 : Atomics.load(tids, i);
+  if (tid <= 0) return false;
+  try {
+    return !existsSync(`/proc/self/task/${tid}`);
+  } catch {
+    return false;
+  }
 }
 
 /** In a worker: the stage load {@link beginStageLoad} let in is done (or failed). */
@@ -295,6 +340,8 @@ export function waitPreloadedSync(ids: Iterable<number>, deadline: number): numb
  * Returns how many still did then. For the main thread's `exit` listener:
  * these workers may be ones spanfuse did not create (no preload: their own
  * code called start()), so the whole table is read, once (~16k loads).
+ * A worker that died in the middle of a load (its bit never cleared) is not
+ * waited for: see {@link loaderGone}.
  */
 export function waitStageLoadsSync(deadline: number): number {
   const t = shared();
@@ -305,9 +352,30 @@ export function waitStageLoadsSync(deadline: number): number {
     if ((v & STAGE_LOADING) === 0) continue;
     // The slot's tag is its thread id modulo 2^21: as good as the id here.
     const id = v >>> SHIFT;
-    if (id > 0 && waitForSync(id, deadline, (f) => (f & STAGE_LOADING) === 0) === undefined) loading++;
+    if (id > 0 && !stageLoadEndsSync(t, i, id, deadline)) loading++;
   }
   return loading;
+}
+
+/**
+ * Block until worker `id` (slot `i`) clears its STAGE_LOADING bit or its
+ * thread is found gone (then clear the bit for it), or `deadline` passes
+ * (false). A thread that dies does not notify, so the wait looks again
+ * every 50 ms.
+ */
+function stageLoadEndsSync(t: Int32Array, i: number, id: number, deadline: number): boolean {
+  const tag = id & TAG_MASK;
+  for (;;) {
+    const v = Atomics.load(t, i);
+    if (v >>> SHIFT !== tag || (v & STAGE_LOADING) === 0) return true;
+    if (loaderGone(i)) {
+      update(id, 0, STAGE_LOADING);
+      return true;
+    }
+    const left = deadline - performance.now();
+    if (left <= 0) return false;
+    Atomics.wait(t, i, v, Math.min(left, 50));
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { EXIT_STAGE_WAIT_MS } from '../../src/workers/terminate-hook.js';
 import { fixture, lastJsonLine, runNode } from '../support/child.js';
 
 // On Node 20 a worker terminated while require() instantiates ES modules
@@ -34,4 +35,16 @@ test('a worker whose termination has begun does not start a stage load', async (
   const r = await run('refuse');
   assert.equal(r.code, 0, `${String(r.signal)} ${r.stderr.slice(-2000)}`);
   assert.deepEqual(lastJsonLine(r.stdout), { answer: 'spanfuse: a slow stage not loaded: this worker is being terminated' }, r.stdout);
+});
+
+test("the process's exit does not wait for a worker that died in the middle of a stage load", async () => {
+  // The nested worker's load is cut short by its parent's termination,
+  // which runs no terminate() hook: its bit in the registry stays set. The
+  // exit's wait for stage loads (5 s at most) must see that its thread is
+  // gone rather than wait out the 5 s.
+  const r = await run('orphan');
+  assert.equal(r.code, 0, `${String(r.signal)} ${r.stderr.slice(-2000)}`);
+  const out = lastJsonLine<{ evaluated: boolean; exitMs: number }>(r.stdout);
+  assert.equal(out.evaluated, false, r.stdout);
+  assert.ok(out.exitMs < EXIT_STAGE_WAIT_MS / 2, `the exit took ${out.exitMs} ms (its wait is bounded at ${EXIT_STAGE_WAIT_MS} ms)`);
 });
