@@ -1,5 +1,5 @@
-import { existsSync, readlinkSync } from 'node:fs';
 import { getEnvironmentData, isMainThread, setEnvironmentData, threadId } from 'node:worker_threads';
+import { fs } from '../core/builtins.js';
 
 /**
  * A process-wide table, shared by every thread, that says per worker whether
@@ -269,7 +269,7 @@ export function beginStageLoad(): boolean {
 /** This thread's Linux tid from the /proc/thread-self link ("<pid>/task/<tid>"), or 0. */
 function ownTid(): number {
   try {
-    const link = readlinkSync('/proc/thread-self');
+    const link = fs.readlinkSync('/proc/thread-self');
     const tid = Number(link.slice(link.lastIndexOf('/') + 1));
     return Number.isSafeInteger(tid) && tid > 0 && tid <= 0x7fffffff ? tid : 0;
   } catch {
@@ -288,7 +288,7 @@ function loaderGone(i: number): boolean {
   const tid = tids === undefined ? 0 : Atomics.load(tids, i);
   if (tid <= 0) return false;
   try {
-    return !existsSync(`/proc/self/task/${tid}`);
+    return !fs.existsSync(`/proc/self/task/${tid}`);
   } catch {
     return false;
   }
