@@ -1,8 +1,6 @@
 import { time } from '../core/dd-pprof.js';
 import { loadLibc } from './ffi.js';
-import { fs } from '../core/builtins.js';
-
-const { readlinkSync } = fs;
+import { procThreadSelfTid } from '../core/proc-tid.js';
 
 /**
  * OS thread id (Linux tid) of the calling thread: @datadog/pprof's native
@@ -21,13 +19,5 @@ export function currentTid(): number {
     const tid = libc.libc.gettid();
     if (tid > 0) return tid;
   }
-  try {
-    // "<pid>/task/<tid>"
-    const link = readlinkSync('/proc/thread-self');
-    const tid = Number(link.slice(link.lastIndexOf('/') + 1));
-    if (Number.isSafeInteger(tid) && tid > 0) return tid;
-  } catch {
-    // not Linux
-  }
-  return 0;
+  return procThreadSelfTid();
 }

@@ -10,8 +10,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { H_STOP, H_WORKER_TID, attachStateViews } from './state-table.js';
 import { ThreadStateLoop, passesPerSecond } from './thread-state-loop.js';
 import { fs } from '../core/builtins.js';
+import { procThreadSelfTid } from '../core/proc-tid.js';
 
-const { readlinkSync, writeFileSync } = fs;
+const { writeFileSync } = fs;
 
 interface Data {
   sab: SharedArrayBuffer;
@@ -23,21 +24,12 @@ interface Data {
   threads: 'app' | 'all';
 }
 
-function selfTid(): number {
-  try {
-    const link = readlinkSync('/proc/thread-self');
-    return Number(link.slice(link.lastIndexOf('/') + 1));
-  } catch {
-    return -1;
-  }
-}
-
 function main(): void {
   const data = workerData as Data;
   const views = attachStateViews(data.sab);
   const port = parentPort;
   if (views === undefined || port === null) return;
-  const tid = selfTid();
+  const tid = procThreadSelfTid() || -1;
   Atomics.store(views.header, H_WORKER_TID, tid);
   try {
     // Visible in top -H and to external profilers; this thread creates none.

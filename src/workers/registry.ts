@@ -1,5 +1,6 @@
 import { getEnvironmentData, isMainThread, setEnvironmentData, threadId } from 'node:worker_threads';
 import { fs } from '../core/builtins.js';
+import { procThreadSelfTid } from '../core/proc-tid.js';
 
 /**
  * A process-wide table, shared by every thread, that says per worker whether
@@ -261,20 +262,15 @@ export function preloadState(id: number): 'none' | 'loading' | 'loaded' {
  * spanfuse was imported on the main thread: nothing to tell).
  */
 export function beginStageLoad(): boolean {
-  if (!isMainThread && shared() !== undefined && tids !== undefined) Atomics.store(tids, threadId % SLOTS, ownTid());
+  if (!isMainThread && shared() !== undefined && tids !== undefined) Atomics.store(tids, threadId % SLOTS, int32Tid());
   // The terminate hook sets TERMINATING before it reads STAGE_LOADING.
   return enterUnless(STAGE_LOADING, TERMINATING);
 }
 
-/** This thread's Linux tid from the /proc/thread-self link ("<pid>/task/<tid>"), or 0. */
-function ownTid(): number {
-  try {
-    const link = fs.readlinkSync('/proc/thread-self');
-    const tid = Number(link.slice(link.lastIndexOf('/') + 1));
-    return Number.isSafeInteger(tid) && tid > 0 && tid <= 0x7fffffff ? tid : 0;
-  } catch {
-    return 0; // not Linux: no liveness check
-  }
+/** This thread's tid as the tid table holds it (0: unknown, no liveness check). */
+function int32Tid(): number {
+  const tid = procThreadSelfTid();
+  return tid <= 0x7fffffff ? tid : 0;
 }
 
 /**
@@ -352,7 +348,7 @@ export function waitStageLoadsSync(deadline: number): number {
     if ((v & STAGE_LOADING) === 0) continue;
     // The slot's tag is its thread id modulo 2^21: as good as the id here.
     const id = v >>> SHIFT;
-    if (id > 0 && !stageLoadEndsSync(t, i, id, deadline)) loading++;
+    if (id > 0 && !stageLoadEndsSync(i, id, deadline)) loading++;
   }
   return loading;
 }
@@ -363,19 +359,11 @@ export function waitStageLoadsSync(deadline: number): number {
  * (false). A thread that dies does not notify, so the wait looks again
  * every 50 ms.
  */
-function stageLoadEndsSync(t: Int32Array, i: number, id: number, deadline: number): boolean {
-  const tag = id & TAG_MASK;
-  for (;;) {
-    const v = Atomics.load(t, i);
-    if (v >>> SHIFT !== tag || (v & STAGE_LOADING) === 0) return true;
-    if (loaderGone(i)) {
-      update(id, 0, STAGE_LOADING);
-      return true;
-    }
-    const left = deadline - performance.now();
-    if (left <= 0) return false;
-    Atomics.wait(t, i, v, Math.min(left, 50));
-  }
+function stageLoadEndsSync(i: number, id: number, deadline: number): boolean {
+  const f = waitForSync(id, deadline, (flags) => (flags & STAGE_LOADING) === 0 || loaderGone(i), 50);
+  if (f === undefined) return false;
+  if ((f & STAGE_LOADING) !== 0) update(id, 0, STAGE_LOADING);
+  return true;
 }
 
 /**
@@ -437,8 +425,10 @@ async function waitFor(id: number, timeoutMs: number, done: (flags: number) => b
 /**
  * {@link waitFor}, blocking this thread with Atomics.wait (allowed on Node's
  * main thread) until `done(flags)` or `deadline` (a `performance.now()` time).
+ * `stepMs` bounds each wait, for a `done` that can turn true without a
+ * notify.
  */
-function waitForSync(id: number, deadline: number, done: (flags: number) => boolean): number | undefined {
+function waitForSync(id: number, deadline: number, done: (flags: number) => boolean, stepMs = Infinity): number | undefined {
   const t = shared();
   if (t === undefined || id <= 0) return undefined;
   const i = id % SLOTS;
@@ -449,6 +439,6 @@ function waitForSync(id: number, deadline: number, done: (flags: number) => bool
     if (done(f)) return f;
     const left = deadline - performance.now();
     if (left <= 0) return undefined;
-    Atomics.wait(t, i, v, left);
+    Atomics.wait(t, i, v, Math.min(left, stepMs));
   }
 }
