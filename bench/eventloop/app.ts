@@ -16,6 +16,8 @@
  * windows) with no per-span context; `EL_PPROF=run` also enters every span
  * with `time.runWithContext({ span })` (what a span-labelling profiler does);
  * `EL_PPROF=small` does the same with a context that holds only the span id;
+ * `EL_PPROF=smi` with a small integer (spanfuse labels with a span-table id,
+ * see src/context/span-slots.ts), so the holder's handle keeps no object;
  * `EL_PPROF=als` enters a plain AsyncLocalStorage per span instead.
  */
 import { performance } from 'node:perf_hooks';
@@ -58,6 +60,7 @@ async function setupTracing(): Promise<StartActive> {
       return (name, fn) =>
         tracer.startActiveSpan(name, (span) => time.runWithContext({ id: span.spanContext().spanId }, () => fn(span)));
     }
+    if (pp === 'smi') return (name, fn) => tracer.startActiveSpan(name, (span) => time.runWithContext(1 as unknown as object, () => fn(span)));
     if (pp === 'run') return (name, fn) => tracer.startActiveSpan(name, (span) => time.runWithContext({ span }, () => fn(span)));
   }
   return (name, fn) => tracer.startActiveSpan(name, fn);

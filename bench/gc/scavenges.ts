@@ -11,8 +11,26 @@
  * round, so survivors can be matched to window closes (every
  * SPANFUSE_WINDOW_MS) and chunk stops.
  *
+ * The second table is V8's sizing of the young generation over the whole
+ * run (start-up included): V8 doubles it when the bytes that survived
+ * scavenges (copied or promoted) since it last grew exceed its capacity.
+ * It gives the capacity at the end, when that capacity was reached, and
+ * what survived while the generation was at the capacity before it: a
+ * process whose start-up survivors pass that capacity keeps twice the young
+ * generation (twice the RSS for it) for its life. Also per scavenge after
+ * start-up: weak handles that died young (@datadog/pprof's context holders)
+ * and the pause spent on weak handles (V8's processing plus their
+ * callbacks).
+ *
+ * `--pprof-controls` adds two OTel-traced configurations with
+ * @datadog/pprof's wall profiler started by the app and no spanfuse
+ * (bench/eventloop/app.ts): `EL_PPROF=only` (no per-span context) and
+ * `EL_PPROF=smi` (every span entered with a small integer as its context,
+ * as spanfuse's holders label).
+ *
  *   node dist/bench/gc/scavenges.js [--rounds 3] [--seconds 32] [--skip-ms 4000]
- *     [--node PATH] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...] [--list]
+ *     [--node PATH] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...]
+ *     [--pprof-controls] [--list]
  */
 import { join } from 'node:path';
 import { option, repoRootFrom } from '../args.js';
@@ -26,6 +44,10 @@ interface Scavenge {
   readonly survived: number;
   readonly promoted: number;
   readonly newSpaceMb: number;
+  /** Global handles whose young object died (weak ones: their callbacks ran). */
+  readonly handlesDied: number;
+  /** Pause on weak global handles: V8's processing plus the embedders' callbacks (ms). */
+  readonly weakHandlesMs: number;
 }
 
 const repo = repoRootFrom(import.meta.url);
@@ -36,9 +58,17 @@ const seconds = Number(opt('--seconds', '32'));
 const skipMs = Number(opt('--skip-ms', '4000'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
 const configs: AppConfig[] = appConfigs(args);
+if (args.includes('--pprof-controls')) {
+  configs.splice(
+    1,
+    0,
+    { name: 'control + pprof sampler', tracing: 'otel', env: { EL_PPROF: 'only' } },
+    { name: 'control + pprof, a small integer per span', tracing: 'otel', env: { EL_PPROF: 'smi' } },
+  );
+}
 
 /** The main isolate's scavenges from `--trace-gc-nvp` output (the isolate with the most of them). */
-function parseScavenges(text: string, fromMs: number): Scavenge[] {
+function parseScavenges(text: string): Scavenge[] {
   const byIsolate = new Map<string, Scavenge[]>();
   for (const line of text.split('\n')) {
     if (!line.includes('gc=s ')) continue;
@@ -47,16 +77,53 @@ function parseScavenges(text: string, fromMs: number): Scavenge[] {
     if (iso === undefined || at === undefined) continue;
     const f = (k: string): number => Number(new RegExp(`\\b${k}=([0-9.]+)`).exec(line)?.[1] ?? 'NaN');
     const list = byIsolate.get(iso) ?? [];
-    list.push({ atMs: Number(at), pauseMs: f('pause'), survived: f('new_space_survived'), promoted: f('promoted'), newSpaceMb: f('new_space_capacity') / 2 ** 20 });
+    list.push({
+      atMs: Number(at),
+      pauseMs: f('pause'),
+      survived: f('new_space_survived'),
+      promoted: f('promoted'),
+      newSpaceMb: f('new_space_capacity') / 2 ** 20,
+      handlesDied: f('nodes_died_in_new'),
+      weakHandlesMs: f('scavenge\\.weak_global_handles\\.process') + f('heap\\.external_weak_global_handles'),
+    });
     byIsolate.set(iso, list);
   }
   let main: Scavenge[] = [];
   for (const list of byIsolate.values()) if (list.length > main.length) main = list;
-  return main.filter((s) => s.atMs >= fromMs);
+  return main;
+}
+
+/** How V8 sized the young generation over a whole run. */
+interface Sizing {
+  /** Capacity after the last scavenge (MB). */
+  readonly finalMb: number;
+  /** When the final capacity was first reported (ms; 0 when it never grew). */
+  readonly reachedAtMs: number;
+  /** Capacity before the last growth (MB), and what survived while at it (bytes). */
+  readonly priorMb: number;
+  readonly survivedAtPrior: number;
+  /** What survived at the final capacity after reaching it (bytes; it grows again past the capacity). */
+  readonly survivedAtFinal: number;
+}
+
+function sizing(all: readonly Scavenge[]): Sizing {
+  const finalMb = all.at(-1)?.newSpaceMb ?? 0;
+  const first = all.findIndex((s) => s.newSpaceMb === finalMb);
+  const reachedAtMs = first > 0 ? (all[first]?.atMs ?? 0) : 0;
+  // The capacity the generation grew from, and the survivors counted against it.
+  const before = first > 0 ? all.slice(0, first) : all;
+  const priorMb = first > 0 ? (all[first - 1]?.newSpaceMb ?? 0) : finalMb;
+  let survivedAtPrior = 0;
+  for (const s of before) if (s.newSpaceMb === priorMb) survivedAtPrior += s.survived + s.promoted;
+  // The scavenge that grew it reports the new capacity; its survivors counted too.
+  if (first > 0) survivedAtPrior += (all[first]?.survived ?? 0) + (all[first]?.promoted ?? 0);
+  let survivedAtFinal = 0;
+  for (const s of all.slice(Math.max(first, 0) + 1)) survivedAtFinal += s.survived + s.promoted;
+  return { finalMb, reachedAtMs, priorMb, survivedAtPrior, survivedAtFinal };
 }
 
 async function runOnce(c: AppConfig): Promise<Scavenge[]> {
-  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp'] }), skipMs);
+  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp'] }));
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -65,10 +132,13 @@ const range = (xs: readonly number[], f: (x: number) => string): string => `${f(
 
 async function main(): Promise<void> {
   const results = new Map<string, Scavenge[][]>(configs.map((c) => [c.name, []]));
+  const sizes = new Map<string, Sizing[]>(configs.map((c) => [c.name, []]));
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? configs : [...configs].reverse();
     for (const c of order) {
-      const list = await runOnce(c);
+      const all = await runOnce(c);
+      sizes.get(c.name)?.push(sizing(all));
+      const list = all.filter((x) => x.atMs >= skipMs);
       results.get(c.name)?.push(list);
       process.stderr.write(`round ${r + 1} ${c.name}: ${list.length} scavenges, survived median ${kb(median(list.map((s) => s.survived)))} KB\n`);
       if (r === 0 && args.includes('--list')) {
@@ -82,8 +152,10 @@ async function main(): Promise<void> {
   }
   console.log(`scavenges bench: ${rounds} interleaved rounds of ${seconds} s (scavenges after ${skipMs} ms), ${nodeBin}`);
   console.log('Per round: median and mean over its scavenges; the table gives the median of rounds (min–max).');
-  console.log('| configuration | scavenges | pause median ms | pause max ms | survived median KB | survived mean KB | promoted mean KB |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(
+    '| configuration | scavenges | pause median ms | pause max ms | survived median KB | survived mean KB | promoted mean KB | weak handles died, median | pause on weak handles, median ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const [name, lists] of results) {
     const per = (f: (l: Scavenge[]) => number): number[] => lists.map(f);
     console.log(
@@ -93,6 +165,28 @@ async function main(): Promise<void> {
       )} | ${range(per((l) => median(l.map((s) => s.survived))), kb)} | ${range(per((l) => mean(l.map((s) => s.survived))), kb)} | ${range(
         per((l) => mean(l.map((s) => s.promoted))),
         kb,
+      )} | ${range(per((l) => median(l.map((s) => s.handlesDied))), (x) => x.toFixed(0))} | ${range(
+        per((l) => median(l.map((s) => s.weakHandlesMs))),
+        (x) => x.toFixed(2),
+      )} |`,
+    );
+  }
+  console.log('');
+  console.log('Young generation over the whole run (V8 grows it when what survived since its last growth exceeds its capacity):');
+  console.log(
+    '| configuration | capacity at end MB | reached at ms | grew from MB | survived + promoted at that capacity MB | survived + promoted since, at the end capacity MB |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  const mb = (b: number): string => (b / 2 ** 20).toFixed(1);
+  for (const [name, list] of sizes) {
+    const per = (f: (z: Sizing) => number): number[] => list.map(f);
+    console.log(
+      `| ${name} | ${range(per((z) => z.finalMb), String)} | ${range(per((z) => z.reachedAtMs), String)} | ${range(per((z) => z.priorMb), String)} | ${range(
+        per((z) => z.survivedAtPrior),
+        mb,
+      )} | ${range(
+        per((z) => z.survivedAtFinal),
+        mb,
       )} |`,
     );
   }
