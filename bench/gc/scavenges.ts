@@ -179,6 +179,11 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|');
   const mb = (b: number): string => (b / 2 ** 20).toFixed(1);
   for (const [name, list] of sizes) {
+    if (list.some((z) => Number.isNaN(z.finalMb))) {
+      // Node 20's V8 does not print new_space_capacity.
+      console.log(`| ${name} | not reported by this runtime's --trace-gc-nvp | | | | |`);
+      continue;
+    }
     const per = (f: (z: Sizing) => number): number[] => list.map(f);
     console.log(
       `| ${name} | ${range(per((z) => z.finalMb), String)} | ${range(per((z) => z.reachedAtMs), String)} | ${range(per((z) => z.priorMb), String)} | ${range(
