@@ -99,7 +99,7 @@ interface Sizing {
   readonly finalMb: number;
   /** When the final capacity was first reported (ms; 0 when it never grew). */
   readonly reachedAtMs: number;
-  /** Capacity before the last growth (MB), and what survived while at it (bytes). */
+  /** Capacity before the last growth (MB), and what survived while at it (bytes); NaN when it never grew. */
   readonly priorMb: number;
   readonly survivedAtPrior: number;
   /** What survived at the final capacity after reaching it (bytes; it grows again past the capacity). */
@@ -109,17 +109,16 @@ interface Sizing {
 function sizing(all: readonly Scavenge[]): Sizing {
   const finalMb = all.at(-1)?.newSpaceMb ?? 0;
   const first = all.findIndex((s) => s.newSpaceMb === finalMb);
-  const reachedAtMs = first > 0 ? (all[first]?.atMs ?? 0) : 0;
-  // The capacity the generation grew from, and the survivors counted against it.
-  const before = first > 0 ? all.slice(0, first) : all;
-  const priorMb = first > 0 ? (all[first - 1]?.newSpaceMb ?? 0) : finalMb;
-  let survivedAtPrior = 0;
-  for (const s of before) if (s.newSpaceMb === priorMb) survivedAtPrior += s.survived + s.promoted;
-  // The scavenge that grew it reports the new capacity; its survivors counted too.
-  if (first > 0) survivedAtPrior += (all[first]?.survived ?? 0) + (all[first]?.promoted ?? 0);
   let survivedAtFinal = 0;
   for (const s of all.slice(Math.max(first, 0) + 1)) survivedAtFinal += s.survived + s.promoted;
-  return { finalMb, reachedAtMs, priorMb, survivedAtPrior, survivedAtFinal };
+  if (first <= 0) return { finalMb, reachedAtMs: 0, priorMb: Number.NaN, survivedAtPrior: Number.NaN, survivedAtFinal };
+  // The capacity the generation grew from, and the survivors counted against it.
+  const priorMb = all[first - 1]?.newSpaceMb ?? Number.NaN;
+  let survivedAtPrior = 0;
+  for (const s of all.slice(0, first)) if (s.newSpaceMb === priorMb) survivedAtPrior += s.survived + s.promoted;
+  // The scavenge that grew it reports the new capacity; its survivors counted too.
+  survivedAtPrior += (all[first]?.survived ?? 0) + (all[first]?.promoted ?? 0);
+  return { finalMb, reachedAtMs: all[first]?.atMs ?? 0, priorMb, survivedAtPrior, survivedAtFinal };
 }
 
 async function runOnce(c: AppConfig): Promise<Scavenge[]> {
@@ -128,7 +127,8 @@ async function runOnce(c: AppConfig): Promise<Scavenge[]> {
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 const kb = (b: number): string => (b / 1024).toFixed(0);
-const range = (xs: readonly number[], f: (x: number) => string): string => `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
+const range = (xs: readonly number[], f: (x: number) => string): string =>
+  xs.some(Number.isNaN) ? '–' : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 
 async function main(): Promise<void> {
   const results = new Map<string, Scavenge[][]>(configs.map((c) => [c.name, []]));
