@@ -14,8 +14,10 @@
  * The second table is V8's sizing of the young generation over the whole
  * run (start-up included): V8 doubles it when the bytes that survived
  * scavenges (copied or promoted) since it last grew exceed its capacity.
- * It gives the capacity at the end, when that capacity was reached, and
- * what survived while the generation was at the capacity before it: a
+ * It gives the capacity at the end, when that capacity was reached, how
+ * long the generation stayed at the capacity before it and what survived
+ * meanwhile (by the rule, just over that capacity in a process that grew:
+ * the time says more than the amount), and what survived since: a
  * process whose start-up survivors pass that capacity keeps twice the young
  * generation (twice the RSS for it) for its life. Also per scavenge after
  * start-up: weak handles that died young (@datadog/pprof's context holders)
@@ -102,6 +104,8 @@ interface Sizing {
   /** Capacity before the last growth (MB), and what survived while at it (bytes); NaN when it never grew. */
   readonly priorMb: number;
   readonly survivedAtPrior: number;
+  /** How long it stayed at that capacity before growing (ms; NaN when it never grew). */
+  readonly msAtPrior: number;
   /** What survived at the final capacity after reaching it (bytes; it grows again past the capacity). */
   readonly survivedAtFinal: number;
 }
@@ -111,14 +115,16 @@ function sizing(all: readonly Scavenge[]): Sizing {
   const first = all.findIndex((s) => s.newSpaceMb === finalMb);
   let survivedAtFinal = 0;
   for (const s of all.slice(Math.max(first, 0) + 1)) survivedAtFinal += s.survived + s.promoted;
-  if (first <= 0) return { finalMb, reachedAtMs: 0, priorMb: Number.NaN, survivedAtPrior: Number.NaN, survivedAtFinal };
+  if (first <= 0) return { finalMb, reachedAtMs: 0, priorMb: Number.NaN, survivedAtPrior: Number.NaN, msAtPrior: Number.NaN, survivedAtFinal };
   // The capacity the generation grew from, and the survivors counted against it.
   const priorMb = all[first - 1]?.newSpaceMb ?? Number.NaN;
   let survivedAtPrior = 0;
   for (const s of all.slice(0, first)) if (s.newSpaceMb === priorMb) survivedAtPrior += s.survived + s.promoted;
   // The scavenge that grew it reports the new capacity; its survivors counted too.
   survivedAtPrior += (all[first]?.survived ?? 0) + (all[first]?.promoted ?? 0);
-  return { finalMb, reachedAtMs: all[first]?.atMs ?? 0, priorMb, survivedAtPrior, survivedAtFinal };
+  const reachedAtMs = all[first]?.atMs ?? 0;
+  const priorFrom = all.find((s) => s.newSpaceMb === priorMb)?.atMs ?? reachedAtMs;
+  return { finalMb, reachedAtMs, priorMb, survivedAtPrior, msAtPrior: reachedAtMs - priorFrom, survivedAtFinal };
 }
 
 async function runOnce(c: AppConfig): Promise<Scavenge[]> {
@@ -174,19 +180,19 @@ async function main(): Promise<void> {
   console.log('');
   console.log('Young generation over the whole run (V8 grows it when what survived since its last growth exceeds its capacity):');
   console.log(
-    '| configuration | capacity at end MB | reached at ms | grew from MB | survived + promoted at that capacity MB | survived + promoted since, at the end capacity MB |',
+    '| configuration | capacity at end MB | reached at ms | grew from MB | ms at that capacity | survived + promoted at that capacity MB | survived + promoted since, at the end capacity MB |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|');
   const mb = (b: number): string => (b / 2 ** 20).toFixed(1);
   for (const [name, list] of sizes) {
     if (list.some((z) => Number.isNaN(z.finalMb))) {
       // Node 20's V8 does not print new_space_capacity.
-      console.log(`| ${name} | not reported by this runtime's --trace-gc-nvp | | | | |`);
+      console.log(`| ${name} | not reported by this runtime's --trace-gc-nvp | | | | | |`);
       continue;
     }
     const per = (f: (z: Sizing) => number): number[] => list.map(f);
     console.log(
-      `| ${name} | ${range(per((z) => z.finalMb), String)} | ${range(per((z) => z.reachedAtMs), String)} | ${range(per((z) => z.priorMb), String)} | ${range(
+      `| ${name} | ${range(per((z) => z.finalMb), String)} | ${range(per((z) => z.reachedAtMs), String)} | ${range(per((z) => z.priorMb), String)} | ${range(per((z) => z.msAtPrior), String)} | ${range(
         per((z) => z.survivedAtPrior),
         mb,
       )} | ${range(
