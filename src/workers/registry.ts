@@ -348,19 +348,20 @@ export function waitStageLoadsSync(deadline: number): number {
     if ((v & STAGE_LOADING) === 0) continue;
     // The slot's tag is its thread id modulo 2^21: as good as the id here.
     const id = v >>> SHIFT;
-    if (id > 0 && !stageLoadEndsSync(i, id, deadline)) loading++;
+    if (id > 0 && !stageLoadEndsSync(id, deadline)) loading++;
   }
   return loading;
 }
 
 /**
- * Block until worker `id` (slot `i`) clears its STAGE_LOADING bit or its
- * thread is found gone (then clear the bit for it), or `deadline` passes
- * (false). A thread that dies does not notify, so the wait looks again
- * every 50 ms.
+ * Block until worker `id` clears its STAGE_LOADING bit or its thread is
+ * found gone (then clear the bit for it), or `deadline` passes (false). A
+ * thread that dies does not notify, so the wait looks again every 50 ms.
+ * `id` may be a slot's tag (the thread id modulo 2^21): SLOTS divides
+ * 2^21, so it names the same slot.
  */
-function stageLoadEndsSync(i: number, id: number, deadline: number): boolean {
-  const f = waitForSync(id, deadline, (flags) => (flags & STAGE_LOADING) === 0 || loaderGone(i), 50);
+function stageLoadEndsSync(id: number, deadline: number): boolean {
+  const f = waitForSync(id, deadline, (flags) => (flags & STAGE_LOADING) === 0 || loaderGone(id % SLOTS), 50);
   if (f === undefined) return false;
   if ((f & STAGE_LOADING) !== 0) update(id, 0, STAGE_LOADING);
   return true;
