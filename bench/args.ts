@@ -16,6 +16,15 @@ export function option(args: readonly string[], name: string, def: string): stri
   return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : def;
 }
 
+/** Every value given after `name` in `args`, in order (e.g. a repeatable `--node-arg FLAG`). */
+export function options(args: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    if (a === name && args[i + 1] !== undefined) out.push(args[i + 1] as string);
+  });
+  return out;
+}
+
 /** Every `flag KEY=VALUE` pair in `args`, in order (a value may contain `=`). */
 export function keyValues(args: readonly string[], flag: string): [string, string][] {
   const out: [string, string][] = [];

@@ -12,11 +12,14 @@
  *
  *   node dist/bench/eventloop/run.js [--rounds 3] [--seconds 25] [--node PATH]
  *     [--big-window] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...]
- *     [--json out.json]
+ *     [--node-arg FLAG ...] [--json out.json]
+ *
+ * `--node-arg FLAG` (repeatable) passes FLAG to node in every configuration,
+ * e.g. `--node-arg --no-maglev` to run without V8's mid-tier compiler.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { option, repoRootFrom } from '../args.js';
+import { option, options, repoRootFrom } from '../args.js';
 import { appConfigs, runApp } from './configs.js';
 import type { AppConfig } from './configs.js';
 
@@ -49,6 +52,7 @@ const rounds = Number(opt('--rounds', '3'));
 const seconds = Number(opt('--seconds', '25'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
 const jsonOut = opt('--json', '');
+const nodeArgs = options(args, '--node-arg');
 
 // The control, spanfuse, `--variant KEY=VALUE` (repeatable, e.g.
 // SPANFUSE_THREAD_STATE=false), `--baseline DIR` (another build of
@@ -58,7 +62,7 @@ const bigWindow = { name: '60k-sample window', env: { SPANFUSE_SAMPLING_INTERVAL
 const configs: AppConfig[] = appConfigs(args, args.includes('--big-window') ? [bigWindow] : []);
 
 async function runOnce(c: AppConfig): Promise<Result> {
-  const stdout = await runApp(c, { repo, nodeBin, seconds });
+  const stdout = await runApp(c, { repo, nodeBin, seconds, nodeArgs });
   const line = stdout.trim().split('\n').pop() ?? '';
   try {
     return JSON.parse(line) as Result;
@@ -121,7 +125,7 @@ async function main(): Promise<void> {
     }
   }
   const lines = [
-    `eventloop bench: ${rounds} interleaved rounds of ${seconds} s, ${nodeBin}`,
+    `eventloop bench: ${rounds} interleaved rounds of ${seconds} s, ${nodeBin}${nodeArgs.length > 0 ? ` ${nodeArgs.join(' ')}` : ''}`,
     'Gap: time between two 1 ms ticks. Own CPU: the main thread\'s CPU time inside that gap (a block by this process;',
     'the rest of a gap is waiting for a core on a shared machine). Medians over rounds, (min-max).',
     `After start-up: from ${String(results.values().next().value?.[0]?.steadyMs ?? 5000)} ms on (V8 sizes its young generation and compiles the hot code before, in the control too).`,

@@ -32,25 +32,18 @@
  *
  *   node dist/bench/gc/scavenges.js [--rounds 3] [--seconds 32] [--skip-ms 4000]
  *     [--node PATH] [--baseline DIST_DIR] [--env KEY=VALUE ...] [--variant KEY=VALUE ...]
- *     [--pprof-controls] [--list]
+ *     [--pprof-controls] [--list] [--node-arg FLAG ...]
+ *
+ * `--node-arg FLAG` (repeatable) passes FLAG to node in every configuration
+ * (e.g. `--node-arg --no-maglev`).
  */
 import { join } from 'node:path';
-import { option, repoRootFrom } from '../args.js';
+import { option, options, repoRootFrom } from '../args.js';
 import { appConfigs, runApp } from '../eventloop/configs.js';
 import type { AppConfig } from '../eventloop/configs.js';
 import { median } from '../heap/harness.js';
-
-interface Scavenge {
-  readonly atMs: number;
-  readonly pauseMs: number;
-  readonly survived: number;
-  readonly promoted: number;
-  readonly newSpaceMb: number;
-  /** Global handles whose young object died (weak ones: their callbacks ran). */
-  readonly handlesDied: number;
-  /** Pause on weak global handles: V8's processing plus the embedders' callbacks (ms). */
-  readonly weakHandlesMs: number;
-}
+import { parseScavenges } from './nvp.js';
+import type { Scavenge } from './nvp.js';
 
 const repo = repoRootFrom(import.meta.url);
 const args = process.argv.slice(2);
@@ -67,32 +60,6 @@ if (args.includes('--pprof-controls')) {
     { name: 'control + pprof sampler', tracing: 'otel', env: { EL_PPROF: 'only' } },
     { name: 'control + pprof, a small integer per span', tracing: 'otel', env: { EL_PPROF: 'smi' } },
   );
-}
-
-/** The main isolate's scavenges from `--trace-gc-nvp` output (the isolate with the most of them). */
-function parseScavenges(text: string): Scavenge[] {
-  const byIsolate = new Map<string, Scavenge[]>();
-  for (const line of text.split('\n')) {
-    if (!line.includes('gc=s ')) continue;
-    const iso = /^\[\d+:(0x[0-9a-f]+)/.exec(line)?.[1];
-    const at = /\s(\d+) ms: /.exec(line)?.[1];
-    if (iso === undefined || at === undefined) continue;
-    const f = (k: string): number => Number(new RegExp(`\\b${k}=([0-9.]+)`).exec(line)?.[1] ?? 'NaN');
-    const list = byIsolate.get(iso) ?? [];
-    list.push({
-      atMs: Number(at),
-      pauseMs: f('pause'),
-      survived: f('new_space_survived'),
-      promoted: f('promoted'),
-      newSpaceMb: f('new_space_capacity') / 2 ** 20,
-      handlesDied: f('nodes_died_in_new'),
-      weakHandlesMs: f('scavenge\\.weak_global_handles\\.process') + f('heap\\.external_weak_global_handles'),
-    });
-    byIsolate.set(iso, list);
-  }
-  let main: Scavenge[] = [];
-  for (const list of byIsolate.values()) if (list.length > main.length) main = list;
-  return main;
 }
 
 /** How V8 sized the young generation over a whole run. */
@@ -128,7 +95,7 @@ function sizing(all: readonly Scavenge[]): Sizing {
 }
 
 async function runOnce(c: AppConfig): Promise<Scavenge[]> {
-  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp'] }));
+  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp', ...options(args, '--node-arg')] }));
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -156,7 +123,8 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log(`scavenges bench: ${rounds} interleaved rounds of ${seconds} s (scavenges after ${skipMs} ms), ${nodeBin}`);
+  const flags = options(args, '--node-arg');
+  console.log(`scavenges bench: ${rounds} interleaved rounds of ${seconds} s (scavenges after ${skipMs} ms), ${nodeBin}${flags.length > 0 ? ` ${flags.join(' ')}` : ''}`);
   console.log('Per round: median and mean over its scavenges; the table gives the median of rounds (min–max).');
   console.log(
     '| configuration | scavenges | pause median ms | pause max ms | survived median KB | survived mean KB | promoted mean KB | weak handles died, median | pause on weak handles, median ms |',
