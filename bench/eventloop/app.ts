@@ -23,7 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
-import { cpuKernel } from '../overhead/work.js';
+import { cpuKernel, kernelIterationsFor } from '../overhead/work.js';
 import { registerOtelControl } from '../overhead/otel-control.js';
 import { hasThreadCpu, threadCpuMs } from '../thread-cpu.js';
 
@@ -66,21 +66,9 @@ async function setupTracing(): Promise<StartActive> {
   return (name, fn) => tracer.startActiveSpan(name, fn);
 }
 
-/** Kernel iterations for about `ms` of CPU on this machine, measured once. */
-function calibrate(ms: number): number {
-  let n = 20_000;
-  for (;;) {
-    const t0 = performance.now();
-    cpuKernel(n);
-    const dt = performance.now() - t0;
-    if (dt > 20) return Math.max(1, Math.round((n * ms) / dt));
-    n *= 2;
-  }
-}
-
 async function main(): Promise<void> {
   const startActive = await setupTracing();
-  const half = iterations > 0 ? iterations / 2 : calibrate(0.2);
+  const half = iterations > 0 ? iterations / 2 : kernelIterationsFor(0.2);
   let spans = 0;
   let sink = 0;
   const stopAt = performance.now() + durationMs;

@@ -52,6 +52,7 @@ const rounds = Number(opt('--rounds', '3'));
 const seconds = Number(opt('--seconds', '32'));
 const skipMs = Number(opt('--skip-ms', '4000'));
 const nodeBin = opt('--node', join(repo, 'node_modules', 'node', 'bin', 'node'));
+const nodeFlags = options(args, '--node-arg');
 const configs: AppConfig[] = appConfigs(args);
 if (args.includes('--pprof-controls')) {
   configs.splice(
@@ -95,7 +96,7 @@ function sizing(all: readonly Scavenge[]): Sizing {
 }
 
 async function runOnce(c: AppConfig): Promise<Scavenge[]> {
-  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp', ...options(args, '--node-arg')] }));
+  return parseScavenges(await runApp(c, { repo, nodeBin, seconds, nodeArgs: ['--trace-gc-nvp', ...nodeFlags] }));
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -123,8 +124,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  const flags = options(args, '--node-arg');
-  console.log(`scavenges bench: ${rounds} interleaved rounds of ${seconds} s (scavenges after ${skipMs} ms), ${nodeBin}${flags.length > 0 ? ` ${flags.join(' ')}` : ''}`);
+  console.log(`scavenges bench: ${rounds} interleaved rounds of ${seconds} s (scavenges after ${skipMs} ms), ${nodeBin}${nodeFlags.length > 0 ? ` ${nodeFlags.join(' ')}` : ''}`);
   console.log('Per round: median and mean over its scavenges; the table gives the median of rounds (min–max).');
   console.log(
     '| configuration | scavenges | pause median ms | pause max ms | survived median KB | survived mean KB | promoted mean KB | weak handles died, median | pause on weak handles, median ms |',

@@ -12,7 +12,7 @@
  *   TW_MS               how long to run (default 6000)
  */
 import { ROOT_CONTEXT, createContextKey } from '@opentelemetry/api';
-import { cpuKernel } from '../overhead/work.js';
+import { cpuKernel, kernelIterationsFor } from '../overhead/work.js';
 
 const shape = process.env['TW_SHAPE'] ?? 'closures';
 const stopAt = Date.now() + Number(process.env['TW_MS'] ?? 6000);
@@ -73,17 +73,8 @@ function make(): { read: () => number } {
   return { read: () => (c.get(KEY) as typeof payload).values.length };
 }
 
-const iterations = (() => {
-  // ~0.2 ms of CPU per half, measured once.
-  let n = 20_000;
-  for (;;) {
-    const t0 = performance.now();
-    cpuKernel(n);
-    const dt = performance.now() - t0;
-    if (dt > 20) return Math.max(1, Math.round((n * 0.2) / dt));
-    n *= 2;
-  }
-})();
+// ~0.2 ms of CPU on each side of the await.
+const iterations = kernelIterationsFor(0.2);
 
 let sink = 0;
 async function loop(): Promise<void> {

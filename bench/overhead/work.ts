@@ -11,6 +11,7 @@
  * functions.
  */
 import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 
 export const UNIQUE_FUNCTIONS = 4096;
@@ -32,6 +33,18 @@ export function cpuKernel(iterations: number): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
+}
+
+/** Kernel iterations for about `ms` of CPU on this machine, measured once (a run of at least 20 ms). */
+export function kernelIterationsFor(ms: number): number {
+  let n = 20_000;
+  for (;;) {
+    const t0 = performance.now();
+    cpuKernel(n);
+    const dt = performance.now() - t0;
+    if (dt > 20) return Math.max(1, Math.round((n * ms) / dt));
+    n *= 2;
+  }
 }
 
 /** One step of a route: CPU work in kernel iterations, or something to await. */
