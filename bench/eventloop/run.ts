@@ -19,7 +19,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { option, options, repoRootFrom } from '../args.js';
+import { median, option, options, repoRootFrom } from '../args.js';
 import { appConfigs, runApp } from './configs.js';
 import type { AppConfig } from './configs.js';
 
@@ -71,11 +71,6 @@ async function runOnce(c: AppConfig): Promise<Result> {
   }
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 const r1 = (x: number): number => Math.round(x * 10) / 10;
 const spread = (xs: number[]): string => `${r1(median(xs))} (${r1(Math.min(...xs))}-${r1(Math.max(...xs))})`;
 
