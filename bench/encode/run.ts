@@ -1,14 +1,23 @@
 // Encoding cost of a large window: 60 s at 1 ms sampling (60,000 samples),
 // 1000 distinct spans, 500 distinct stacks of depth 24.
-// Run: node .build/export/bench/encode/run.js [--runs N]
+// Sample times are kept beside the samples (SampleTimes), as in the windows
+// spanfuse assembles; `--times labels` gives each sample an
+// `end_timestamp_ns` label instead, as in a profile read from a file.
+// Run: node dist/bench/encode/run.js [--runs N] [--times beside|labels]
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { encodeOtlpRequest, encodeOtlpRequestAsync, encodePprofGzip, profileResource, Scrubber, spanfuseVersion } from '../../src/profile/index.js';
+import { findLabel, setSampleTimes } from '../../src/core/pprof.js';
+import type { Profile } from '../../src/core/pprof.js';
+import { LABEL_TIMESTAMP_NS } from '../../src/core/labels.js';
 import { handProfile, makeWindow, newSpan } from '../../test/profile/fixtures.js';
 import type { HandFrame, HandSample } from '../../test/profile/fixtures.js';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 9;
+const timesArg = process.argv.indexOf('--times');
+const TIMES = timesArg > 0 ? process.argv[timesArg + 1] : 'beside';
+if (TIMES !== 'beside' && TIMES !== 'labels') throw new Error(`--times: expected beside or labels, got ${String(TIMES)}`);
 const SAMPLES = 60_000;
 const SPANS = 1000;
 const STACKS = 500;
@@ -50,7 +59,21 @@ const wall = handProfile(
   ],
   samples,
 );
+if (TIMES === 'beside') keepTimesBeside(wall);
 const window = makeWindow(wall, start, start + 60_000_000_000n);
+
+/** Move every sample's `end_timestamp_ns` label into the profile's SampleTimes (µs). */
+function keepTimesBeside(p: Profile): void {
+  const key = p.stringTable.dedup(LABEL_TIMESTAMP_NS);
+  const us = new Float64Array(p.sample.length).fill(Number.NaN);
+  p.sample.forEach((s, i) => {
+    const l = findLabel(s.label, key);
+    if (l === undefined) return;
+    us[i] = Number(BigInt(l.num) / 1000n);
+    s.label = s.label.filter((x) => x !== l);
+  });
+  setSampleTimes(p, { key, us });
+}
 const options = { resource: profileResource('bench'), scopeName: 'spanfuse', scopeVersion: spanfuseVersion() };
 
 function median(xs: number[]): number {
@@ -118,11 +141,11 @@ async function main(): Promise<void> {
   }
   const line = (name: string, xs: number[], bytes: number): string =>
     `${name.padEnd(34)} median ${median(xs).toFixed(1).padStart(7)} ms  min ${Math.min(...xs).toFixed(1).padStart(7)} ms  ${(bytes / 1024).toFixed(0)} KiB`;
-  console.log(`node ${process.version}: window of ${SAMPLES} samples, ${SPANS} spans, ${STACKS} stacks x ${DEPTH} frames, ${RUNS} runs`);
+  console.log(`node ${process.version}: window of ${SAMPLES} samples, ${SPANS} spans, ${STACKS} stacks x ${DEPTH} frames, times ${TIMES === 'beside' ? 'beside the samples' : 'as labels'}, ${RUNS} runs`);
   console.log(line('OTLP encode (sync, one call)', otlpMs, otlpBytes));
   console.log(line('OTLP gzip (sync, for comparison)', otlpGzMs, otlpGzBytes));
   console.log(line('pprof encode (sliced) + gzip (async)', pprofMs, pprofBytes));
-  console.log(line('OTLP encode async (4096-sample slices)', asyncMs, otlpBytes));
+  console.log(line('OTLP encode async (sliced)', asyncMs, otlpBytes));
   console.log(line('scrub window (sync, one call)', scrubMs, 0));
   console.log(`${'  longest event-loop block, OTLP async'.padEnd(34)} median ${median(asyncMaxBlockMs).toFixed(1).padStart(7)} ms  min ${Math.min(...asyncMaxBlockMs).toFixed(1).padStart(7)} ms`);
   console.log(`${'  longest event-loop block, scrubAsync'.padEnd(34)} median ${median(scrubMaxBlockMs).toFixed(1).padStart(7)} ms  min ${Math.min(...scrubMaxBlockMs).toFixed(1).padStart(7)} ms`);

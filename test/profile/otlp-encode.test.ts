@@ -216,3 +216,33 @@ void test('observations without a timestamp are summed into their own sample, ti
     ],
   );
 });
+
+void test('values past 2^53 or as BigInt are written exactly, summed and kept per observation', () => {
+  const f = { name: 'f', file: '/srv/app/f.js', line: 1 };
+  const g = { name: 'g', file: '/srv/app/g.js', line: 2 };
+  const t = (ms: number): bigint => 1_790_000_000_000_000_000n + BigInt(ms) * 1_000_000n;
+  const wall = handProfile(
+    [['wall', 'nanoseconds']],
+    [
+      { stack: [f], values: [7], labels: { 'thread.name': 'main', end_timestamp_ns: t(1) } },
+      { stack: [f], values: [0], labels: { 'thread.name': 'main', end_timestamp_ns: t(2) } },
+      { stack: [f], values: [9], labels: { 'thread.name': 'main', end_timestamp_ns: t(3) } },
+      { stack: [g], values: [1], labels: { 'thread.name': 'main' } },
+      { stack: [g], values: [2], labels: { 'thread.name': 'main' } },
+    ],
+  );
+  // A profile read from elsewhere can hold values a double cannot: the
+  // writer then reads them from the samples themselves.
+  (wall.sample[2] as { value: (number | bigint)[] }).value[0] = 2n ** 60n + 1n;
+  (wall.sample[4] as { value: (number | bigint)[] }).value[0] = 2n ** 55n + 3n;
+  const w = handWindow();
+  const req = decodeRequest(encodeOtlpRequest({ ...w, wall }, options));
+  const samples = req.resource_profiles[0]!.scope_profiles[0]!.profiles[0]!.samples;
+  assert.deepEqual(
+    samples.map((s) => ({ values: s.values, ts: s.timestamps_unix_nano })),
+    [
+      { values: ['7', String(2n ** 60n + 1n)], ts: [String(t(1)), String(t(3))] },
+      { values: [String(2n ** 55n + 4n)], ts: [] },
+    ],
+  );
+});

@@ -1,10 +1,10 @@
-import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../../core/slices.js';
+import { runSliced, runSync, staged, STEP_ENTRIES } from '../../core/slices.js';
 import type { Steps } from '../../core/slices.js';
 import type { AttributeValue, WindowProfile } from '../../core/window.js';
 import { pprofParts } from '../pprof.js';
 import { Dictionary, writeAnyValue } from './dictionary.js';
 import type { OtlpProfilePart } from './from-pprof.js';
-import { fromPprof } from './from-pprof.js';
+import { fromPprof, writeSamples } from './from-pprof.js';
 import { ProtoWriter } from './proto-writer.js';
 
 export interface OtlpEncoderOptions {
@@ -51,7 +51,7 @@ function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice:
   const duration = window.endUnixNs > window.startUnixNs ? window.endUnixNs - window.startUnixNs : 0n;
 
   let samples = 0;
-  for (const p of parts) samples += p.samples.length;
+  for (const p of parts) samples += p.observations.samples.length;
   const w = new ProtoWriter(Math.max(64 * 1024, samples * 40));
 
   w.fork(1); // ResourceProfiles
@@ -74,17 +74,7 @@ function* encodeSteps(window: WindowProfile, options: OtlpEncoderOptions, slice:
     w.varint(1, p.typeStr);
     w.varint(2, p.unitStr);
     w.join();
-    const due = stepEvery(slice);
-    for (const s of p.samples) {
-      if (due()) yield;
-      w.fork(2);
-      w.varint(1, s.stack);
-      w.packedVarints(2, s.attrs);
-      w.varint(3, s.link);
-      w.packedVarints(4, s.values);
-      w.packedFixed64(5, s.timestamps);
-      w.join();
-    }
+    yield* writeSamples(w, 2, p, slice);
     w.fixed64(3, window.startUnixNs);
     w.varint(4, duration);
     if (p.periodTypeStr !== 0 || p.periodUnitStr !== 0) {

@@ -1,28 +1,50 @@
-import { sampleTimeNs, sampleTimes } from '../../core/pprof.js';
-import type { Profile as Pprof } from '../../core/pprof.js';
+import { sampleTimes, sampleTimeUs } from '../../core/pprof.js';
+import type { Label, Profile as Pprof } from '../../core/pprof.js';
 import { LABEL_SPAN_ID, LABEL_THREAD_ID, LABEL_TIMESTAMP_NS, LABEL_TRACE_ID } from '../../core/labels.js';
 import { stepEvery } from '../../core/slices.js';
 import type { Steps } from '../../core/slices.js';
 import type { Dictionary } from './dictionary.js';
+import type { ProtoWriter } from './proto-writer.js';
 
-/** One OTLP Sample before writing: identity plus its observations. */
-export interface OtlpSample {
-  readonly stack: number;
-  readonly attrs: readonly number[];
-  readonly link: number;
-  /** Per-observation values; one summed value when there are no timestamps. */
-  readonly values: (number | bigint)[];
-  readonly timestamps: bigint[];
-}
-
-/** One OTLP Profile (one sample type) before writing. */
+/**
+ * One OTLP Profile (one sample type of a pprof profile) before writing. Its
+ * samples are the groups of `observations`, read at write time (see
+ * {@link writeSamples}): a window's observations stay in the pprof profile
+ * they come from, so a 60,000-sample window makes no array, number or BigInt
+ * per sample on its way to OTLP.
+ */
 export interface OtlpProfilePart {
   readonly typeStr: number;
   readonly unitStr: number;
   readonly periodTypeStr: number;
   readonly periodUnitStr: number;
   readonly period: number | bigint;
-  readonly samples: OtlpSample[];
+  /** Index of this part's sample type in the pprof samples' values. */
+  readonly type: number;
+  readonly observations: Observations;
+}
+
+/**
+ * The samples of one pprof profile grouped by OTLP identity {stack,
+ * attributes, link}: each group's pprof samples are a chain through `next`,
+ * in sample order.
+ */
+export interface Observations {
+  readonly groups: readonly Group[];
+  /** Per pprof sample: the next sample of its group, or -1. */
+  readonly next: Int32Array;
+  readonly samples: Pprof['sample'];
+  /** Per pprof sample: its time kept beside the samples (µs), NaN when none or when a label gives it. */
+  readonly timesUs: Float64Array;
+  /** Per pprof sample, only when some sample has one: its `end_timestamp_ns` label's value. */
+  readonly labelNs: (number | bigint | undefined)[] | undefined;
+  /**
+   * Sample i's value of type t at `i * types + t`, copied while the sample
+   * is read for its labels (the write reads them again per type, by group);
+   * undefined when a value is not a safe integer (then read from `samples`).
+   */
+  readonly values: Float64Array | undefined;
+  readonly types: number;
 }
 
 /** `thread.id` is an int in the semantic conventions; pprof labels carry it as text. */
@@ -45,8 +67,11 @@ interface Group {
   readonly attrs: number[];
   readonly link: number;
   readonly timed: boolean;
-  /** Per sample type: observations. */
-  readonly perType: { values: (number | bigint)[]; timestamps: bigint[] }[];
+  /** First and last pprof sample of the group (see Observations.next). */
+  readonly first: number;
+  last: number;
+  /** The next group whose identity has the same hash. */
+  sameHash: Group | undefined;
 }
 
 function isZero(v: number | bigint): boolean {
@@ -85,8 +110,10 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
   const functionsById = new Map<number, number>();
   const hasFile = new Set<number>();
   let due = stepEvery(slice);
-  for (const f of p.function) {
+  const functions = p.function;
+  for (let i = 0; i < functions.length; i++) {
     if (due()) yield;
+    const f = functions[i] as Pprof['function'][number];
     functionsById.set(Number(f.id), dict.function(str(f.name), str(f.systemName), str(f.filename), Number(f.startLine)));
     if (str(f.filename) !== '') hasFile.add(Number(f.id));
   }
@@ -95,8 +122,10 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
     mappingsById.set(Number(m.id), dict.mapping(m.memoryStart, m.memoryLimit, m.fileOffset, str(m.filename)));
   }
   const locationsById = new Map<number, number>();
-  for (const loc of p.location) {
+  const locations = p.location;
+  for (let i = 0; i < locations.length; i++) {
     if (due()) yield;
+    const loc = locations[i] as Pprof['location'][number];
     const lines = loc.line.map((l) => ({ fn: functionsById.get(Number(l.functionId)) ?? 0, line: Number(l.line), column: Number(l.column) }));
     // JS frames have a file; V8's pseudo frames ("(program)", GC) do not.
     const isJs = loc.line.some((l) => hasFile.has(Number(l.functionId)));
@@ -111,30 +140,42 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
   // Per pprof string index: 1 = valid trace/span hex, 2 = not.
   const validHex = new Int8Array(strings.length);
   const links = new Map<number, Map<number, number>>();
-  const groups = new GroupIndex();
-  const nTypes = p.sampleType.length;
+  const samples = p.sample;
+  const groups = new GroupIndex(samples.length);
   const attrs: number[] = [];
 
-  // Times kept beside the samples (see SampleTimes) count as their labels.
+  // Times kept beside the samples (see SampleTimes) count as their labels;
+  // a sample's own `end_timestamp_ns` label wins over them.
   const times = sampleTimes(p);
+  const timesUs = new Float64Array(samples.length);
+  let labelNs: (number | bigint | undefined)[] | undefined;
+  const types = p.sampleType.length;
+  let values: Float64Array | undefined = new Float64Array(samples.length * types);
   due = stepEvery(slice);
-  const samples = p.sample;
   for (let i = 0; i < samples.length; i++) {
     if (due()) yield;
     const s = samples[i] as Pprof['sample'][number];
     const stack = stacks.get(s.locationId);
+    if (values !== undefined && !copyValues(values, i * types, s.value, types)) values = undefined;
     let traceStr = 0;
     let spanStr = 0;
-    // Its label, if any, is read with the others below.
-    let ts = sampleTimeNs(times, i, s.label, 0);
+    let timed = false;
+    const us = sampleTimeUs(times, i);
+    timesUs[i] = us;
+    if (!Number.isNaN(us)) timed = true;
     attrs.length = 0;
-    for (const l of s.label) {
+    const labels = s.label;
+    for (let j = 0; j < labels.length; j++) {
+      const l = labels[j] as Label;
       const k = Number(l.key);
       const kind = keyKind[k] ?? KIND_OTHER;
       const v = Number(l.str);
       if (v === 0) {
         if (kind === KIND_TS) {
-          ts = BigInt(l.num);
+          labelNs ??= new Array<number | bigint | undefined>(samples.length);
+          labelNs[i] = l.num;
+          timesUs[i] = Number.NaN;
+          timed = true;
           continue;
         }
         const cacheKey = `${k},${l.num},${l.numUnit}`;
@@ -191,43 +232,132 @@ export function* fromPprof(dict: Dictionary, p: Pprof, frameTypeAttr: number, sl
       if (spanStr !== 0) attrs.push(dict.attribute(LABEL_SPAN_ID, str(spanStr)));
     }
     sortSmall(attrs);
-
-    const g = groups.get(stack, attrs, link, ts !== undefined, nTypes);
-    for (let t = 0; t < nTypes; t++) {
-      const v = s.value[t] ?? 0;
-      if (isZero(v)) continue;
-      const obs = g.perType[t];
-      if (obs === undefined) continue;
-      if (ts !== undefined) {
-        obs.values.push(v);
-        obs.timestamps.push(ts);
-      } else if (obs.values.length === 0) obs.values.push(v);
-      else obs.values[0] = add(obs.values[0] ?? 0, v);
-    }
+    groups.add(i, stack, attrs, link, timed);
   }
-  const order = groups.order;
+  const observations: Observations = { groups: groups.order, next: groups.next, samples, timesUs, labelNs, values, types };
 
   const periodType = p.periodType;
   const parts: OtlpProfilePart[] = [];
-  for (let t = 0; t < nTypes; t++) {
+  for (let t = 0; t < p.sampleType.length; t++) {
     const st = p.sampleType[t];
     if (st === undefined) continue;
-    const samples: OtlpSample[] = [];
-    for (const g of order) {
-      const obs = g.perType[t];
-      if (obs === undefined || obs.values.length === 0) continue;
-      samples.push({ stack: g.stack, attrs: g.attrs, link: g.link, values: obs.values, timestamps: obs.timestamps });
-    }
     parts.push({
       typeStr: dict.string(str(st.type)),
       unitStr: dict.string(str(st.unit)),
       periodTypeStr: periodType ? dict.string(str(periodType.type)) : 0,
       periodUnitStr: periodType ? dict.string(str(periodType.unit)) : 0,
       period: p.period,
-      samples,
+      type: t,
+      observations,
     });
   }
   return parts;
+}
+
+/**
+ * Write a part's samples (OTLP `Sample`, field `field` of its Profile), one
+ * per group with a non-zero value of the part's type, yielding every
+ * `slice` groups: a timed group keeps each non-zero observation and its
+ * timestamp, an untimed one their sum. Zero-valued observations carry no
+ * weight and are left out.
+ */
+export function* writeSamples(w: ProtoWriter, field: number, part: OtlpProfilePart, slice: number): Steps<void> {
+  const obs = part.observations;
+  const due = stepEvery(slice);
+  let at = 0;
+  while (at < obs.groups.length) {
+    at = writeGroups(w, field, obs, part.type, at, due);
+    if (at < obs.groups.length) yield;
+  }
+}
+
+/**
+ * The groups from `from` on, until `due()` asks for a break: the index of
+ * the next group to write. A plain function, not the generator's body: V8
+ * keeps this loop optimized across a window's three parts.
+ */
+function writeGroups(w: ProtoWriter, field: number, obs: Observations, t: number, from: number, due: () => boolean): number {
+  const { groups, next, timesUs, labelNs } = obs;
+  for (let gi = from; gi < groups.length; gi++) {
+    if (due() && gi !== from) return gi;
+    const g = groups[gi] as Group;
+    if (g.first === g.last) {
+      // Most groups (a span's sample with its stack) hold one observation.
+      const i = g.first;
+      const v = valueOf(obs, i, t);
+      if (isZero(v)) continue;
+      w.fork(field);
+      w.varint(1, g.stack);
+      w.packedVarints(2, g.attrs);
+      w.varint(3, g.link);
+      w.fork(4);
+      w.element(v);
+      w.join();
+      if (g.timed) {
+        w.packedFixed64Start(5, 1);
+        writeTime(w, timesUs, labelNs, i);
+      }
+      w.join();
+      continue;
+    }
+    let count = 0;
+    let sum: number | bigint = 0;
+    for (let i = g.first; i >= 0; i = next[i] as number) {
+      const v = valueOf(obs, i, t);
+      if (isZero(v)) continue;
+      sum = count === 0 ? v : add(sum, v);
+      count++;
+    }
+    if (count === 0) continue;
+    w.fork(field);
+    w.varint(1, g.stack);
+    w.packedVarints(2, g.attrs);
+    w.varint(3, g.link);
+    if (!g.timed) {
+      w.fork(4);
+      w.element(sum);
+      w.join();
+      w.join();
+      continue;
+    }
+    w.fork(4);
+    for (let i = g.first; i >= 0; i = next[i] as number) {
+      const v = valueOf(obs, i, t);
+      if (!isZero(v)) w.element(v);
+    }
+    w.join();
+    w.packedFixed64Start(5, count);
+    for (let i = g.first; i >= 0; i = next[i] as number) {
+      if (!isZero(valueOf(obs, i, t))) writeTime(w, timesUs, labelNs, i);
+    }
+    w.join();
+  }
+  return groups.length;
+}
+
+/** Copy `n` values to `out` from `at`; false when one is not a safe integer. */
+function copyValues(out: Float64Array, at: number, value: readonly (number | bigint)[], n: number): boolean {
+  for (let t = 0; t < n; t++) {
+    const v = value[t] ?? 0;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) return false;
+    out[at + t] = v;
+  }
+  return true;
+}
+
+/** Sample `i`'s time as one fixed64 element (ns). */
+function writeTime(w: ProtoWriter, timesUs: Float64Array, labelNs: Observations['labelNs'], i: number): void {
+  const us = timesUs[i] as number;
+  if (!Number.isNaN(us)) w.fixed64ElementMicros(us);
+  else {
+    const ns = labelNs?.[i] ?? 0n;
+    w.fixed64Element(typeof ns === 'bigint' ? ns : BigInt(ns));
+  }
+}
+
+function valueOf(obs: Observations, i: number, t: number): number | bigint {
+  const values = obs.values;
+  return values !== undefined ? (values[i * obs.types + t] as number) : (obs.samples[i]?.value[t] ?? 0);
 }
 
 /** Interns pprof location-id lists as dictionary stacks; hashes instead of joining strings. */
@@ -262,32 +392,31 @@ function sameIds(a: readonly (number | bigint)[], b: readonly (number | bigint)[
   return true;
 }
 
-/** Groups samples by identity {stack, attribute set, link} (and whether timed). */
+/** Groups samples by identity {stack, attributes, link} (and whether timed). */
 class GroupIndex {
   readonly order: Group[] = [];
-  readonly #byHash = new Map<number, Group[]>();
+  readonly next: Int32Array;
+  readonly #byHash = new Map<number, Group>();
 
-  get(stack: number, attrs: readonly number[], link: number, timed: boolean, nTypes: number): Group {
+  constructor(samples: number) {
+    this.next = new Int32Array(samples).fill(-1);
+  }
+
+  /** Add sample `i` to its group (a new one the first time its identity is seen). */
+  add(i: number, stack: number, attrs: readonly number[], link: number, timed: boolean): void {
     let h = (Math.imul(stack, 0x9e3779b1) ^ Math.imul(link + 1, 0x85ebca6b) ^ (timed ? 0x5bd1e995 : 0)) | 0;
-    for (let i = 0; i < attrs.length; i++) h = (Math.imul(h, 31) + (attrs[i] as number)) | 0;
-    let bucket = this.#byHash.get(h);
-    if (bucket === undefined) {
-      bucket = [];
-      this.#byHash.set(h, bucket);
+    for (let j = 0; j < attrs.length; j++) h = (Math.imul(h, 31) + (attrs[j] as number)) | 0;
+    const head = this.#byHash.get(h);
+    for (let g = head; g !== undefined; g = g.sameHash) {
+      if (g.stack === stack && g.link === link && g.timed === timed && sameNumbers(g.attrs, attrs)) {
+        this.next[g.last] = i;
+        g.last = i;
+        return;
+      }
     }
-    for (const g of bucket) {
-      if (g.stack === stack && g.link === link && g.timed === timed && sameNumbers(g.attrs, attrs)) return g;
-    }
-    const g: Group = {
-      stack,
-      attrs: attrs.slice(),
-      link,
-      timed,
-      perType: Array.from({ length: nTypes }, () => ({ values: [], timestamps: [] })),
-    };
-    bucket.push(g);
+    const g: Group = { stack, attrs: attrs.slice(), link, timed, first: i, last: i, sameHash: head };
+    this.#byHash.set(h, g);
     this.order.push(g);
-    return g;
   }
 }
 

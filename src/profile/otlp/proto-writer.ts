@@ -160,9 +160,46 @@ export class ProtoWriter {
   /** Packed repeated fixed64. */
   packedFixed64(field: number, values: ArrayLike<bigint>): void {
     if (values.length === 0) return;
-    this.#tag(field, WIRE_LEN);
-    this.#rawVarint(values.length * 8);
+    this.packedFixed64Start(field, values.length);
     for (let i = 0; i < values.length; i++) this.#rawFixed64(values[i] as bigint);
+  }
+
+  /**
+   * A packed field built element by element: `fork(field)`, then
+   * `element(v)` per value, then `join()`.
+   */
+  element(v: number | bigint): void {
+    this.#value(v);
+  }
+
+  /** Start a packed repeated fixed64 field of `count` elements; write them with `fixed64Element*`. */
+  packedFixed64Start(field: number, count: number): void {
+    this.#tag(field, WIRE_LEN);
+    this.#rawVarint(count * 8);
+  }
+
+  fixed64Element(v: bigint): void {
+    this.#rawFixed64(v);
+  }
+
+  /**
+   * One fixed64 element holding `us` microseconds as nanoseconds, exactly,
+   * without a BigInt: `us` (a non-negative integer below 2^53) is split at
+   * 2^32, so each half times 1000 stays exact in a double.
+   */
+  fixed64ElementMicros(us: number): void {
+    if (!(us >= 0 && Number.isSafeInteger(us))) {
+      this.#rawFixed64(BigInt(Math.trunc(us)) * 1000n);
+      return;
+    }
+    const hi = Math.floor(us / TWO_32);
+    const lo = (us - hi * TWO_32) * 1000;
+    const carry = Math.floor(lo / TWO_32);
+    this.#ensure(8);
+    this.#buf.writeUInt32LE(lo - carry * TWO_32, this.#pos);
+    // Past 2^64 ns (year 2554) the high word wraps, as BigInt.asUintN(64) would.
+    this.#buf.writeUInt32LE((hi * 1000 + carry) % TWO_32, this.#pos + 4);
+    this.#pos += 8;
   }
 
   /** Start a length-delimited sub-message on `field`; end it with `join()`. */
