@@ -1,4 +1,4 @@
-import { sampleTimeNs, sampleTimes } from '../core/pprof.js';
+import { sampleTimes, sampleTimeUs } from '../core/pprof.js';
 import type { Function as PprofFunction, Label, Line, Location, Mapping, Profile, Sample, ValueType } from '../core/pprof.js';
 import { runSliced, runSync, staged, stepEvery, STEP_ENTRIES } from '../core/slices.js';
 import type { Steps } from '../core/slices.js';
@@ -43,12 +43,14 @@ export function* pprofSteps(p: Profile, slice: number): Steps<Uint8Array> {
       w.varint(4, l.numUnit);
       w.join();
     }
-    // Only the kept time (key 0: its label, if any, was written above).
-    const ns = sampleTimeNs(times, i, labels, 0);
-    if (ns !== undefined) {
+    // Only the kept time (its label, if any, was written above), as ns
+    // from µs without a BigInt: five of them per sample were most of what
+    // a large window's encoding allocated.
+    const us = sampleTimeUs(times, i);
+    if (!Number.isNaN(us)) {
       w.fork(3);
       w.varint(1, tsKey);
-      w.varint(3, ns);
+      w.varintMicrosAsNanos(3, us);
       w.join();
     }
     w.join();

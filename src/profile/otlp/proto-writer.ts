@@ -70,8 +70,11 @@ export class ProtoWriter {
     // from two 32-bit halves as numbers: a loop of BigInt shifts would
     // allocate a BigInt per step (a nanosecond timestamp label is 9 steps).
     const u = BigInt.asUintN(64, v);
-    let lo = Number(u & 0xffffffffn);
-    let hi = Number(u >> 32n);
+    this.#rawVarintHalves(Number(u & 0xffffffffn), Number(u >> 32n));
+  }
+
+  /** Unsigned varint of `hi * 2^32 + lo` (two uint32 halves). */
+  #rawVarintHalves(lo: number, hi: number): void {
     this.#ensure(10);
     const b = this.#buf;
     let p = this.#pos;
@@ -104,6 +107,21 @@ export class ProtoWriter {
     if (typeof v === 'bigint') this.#rawBigVarint(v);
     else if (v >= 0 && Number.isSafeInteger(v)) this.#rawVarint(v);
     else this.#rawBigVarint(BigInt(Math.trunc(v)));
+  }
+
+  /**
+   * A uint64 varint field holding `us` microseconds as nanoseconds, exactly
+   * and without a BigInt (see {@link fixed64ElementMicros}); skipped when zero.
+   */
+  varintMicrosAsNanos(field: number, us: number): void {
+    if (us === 0) return;
+    if (!(us >= 0 && Number.isSafeInteger(us))) {
+      this.varint(field, BigInt(Math.trunc(us)) * 1000n);
+      return;
+    }
+    this.#tag(field, WIRE_VARINT);
+    const [lo, hi] = nanosHalves(us);
+    this.#rawVarintHalves(lo, hi);
   }
 
   bool(field: number, v: boolean): void {
@@ -192,13 +210,10 @@ export class ProtoWriter {
       this.#rawFixed64(BigInt(Math.trunc(us)) * 1000n);
       return;
     }
-    const hi = Math.floor(us / TWO_32);
-    const lo = (us - hi * TWO_32) * 1000;
-    const carry = Math.floor(lo / TWO_32);
+    const [lo, hi] = nanosHalves(us);
     this.#ensure(8);
-    this.#buf.writeUInt32LE(lo - carry * TWO_32, this.#pos);
-    // Past 2^64 ns (year 2554) the high word wraps, as BigInt.asUintN(64) would.
-    this.#buf.writeUInt32LE((hi * 1000 + carry) % TWO_32, this.#pos + 4);
+    this.#buf.writeUInt32LE(lo, this.#pos);
+    this.#buf.writeUInt32LE(hi, this.#pos + 4);
     this.#pos += 8;
   }
 
@@ -231,4 +246,21 @@ export class ProtoWriter {
     }
     this.#buf[p] = v;
   }
+}
+
+const HALVES: [number, number] = [0, 0];
+
+/**
+ * `us * 1000` as uint32 halves [low, high], exact for a non-negative safe
+ * integer `us`: it is split at 2^32 so each part times 1000 stays exact in a
+ * double. Past 2^64 ns (year 2554) the high word wraps, as
+ * `BigInt.asUintN(64)` would. Returns one shared pair (read it at once).
+ */
+function nanosHalves(us: number): [number, number] {
+  const hi = Math.floor(us / TWO_32);
+  const lo = (us - hi * TWO_32) * 1000;
+  const carry = Math.floor(lo / TWO_32);
+  HALVES[0] = lo - carry * TWO_32;
+  HALVES[1] = (hi * 1000 + carry) % TWO_32;
+  return HALVES;
 }
