@@ -10,8 +10,9 @@ import type { ProtoWriter } from './proto-writer.js';
  * One OTLP Profile (one sample type of a pprof profile) before writing. Its
  * samples are the groups of `observations`, read at write time (see
  * {@link writeSamples}): a window's observations stay in the pprof profile
- * they come from, so a 60,000-sample window makes no array, number or BigInt
- * per sample on its way to OTLP.
+ * they come from, so a 60,000-sample window makes no object or array per
+ * sample on its way to OTLP, and, with its times kept beside the samples
+ * (SampleTimes), no BigInt either.
  */
 export interface OtlpProfilePart {
   readonly typeStr: number;
