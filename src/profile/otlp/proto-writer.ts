@@ -120,8 +120,8 @@ export class ProtoWriter {
       return;
     }
     this.#tag(field, WIRE_VARINT);
-    const [lo, hi] = nanosHalves(us);
-    this.#rawVarintHalves(lo, hi);
+    const halves = nanosHalves(us);
+    this.#rawVarintHalves(halves[0], halves[1]);
   }
 
   bool(field: number, v: boolean): void {
@@ -210,10 +210,10 @@ export class ProtoWriter {
       this.#rawFixed64(BigInt(Math.trunc(us)) * 1000n);
       return;
     }
-    const [lo, hi] = nanosHalves(us);
+    const halves = nanosHalves(us);
     this.#ensure(8);
-    this.#buf.writeUInt32LE(lo, this.#pos);
-    this.#buf.writeUInt32LE(hi, this.#pos + 4);
+    this.#buf.writeUInt32LE(halves[0], this.#pos);
+    this.#buf.writeUInt32LE(halves[1], this.#pos + 4);
     this.#pos += 8;
   }
 
@@ -254,7 +254,8 @@ const HALVES: [number, number] = [0, 0];
  * `us * 1000` as uint32 halves [low, high], exact for a non-negative safe
  * integer `us`: it is split at 2^32 so each part times 1000 stays exact in a
  * double. Past 2^64 ns (year 2554) the high word wraps, as
- * `BigInt.asUintN(64)` would. Returns one shared pair (read it at once).
+ * `BigInt.asUintN(64)` would. Returns one shared pair (read it at once, by
+ * index: destructuring it would make an iterator in unoptimized code).
  */
 function nanosHalves(us: number): [number, number] {
   const hi = Math.floor(us / TWO_32);
