@@ -287,10 +287,7 @@ function writeGroups(w: ProtoWriter, field: number, obs: Observations, t: number
       const i = g.first;
       const v = valueOf(obs, i, t);
       if (isZero(v)) continue;
-      w.fork(field);
-      w.varint(1, g.stack);
-      w.packedVarints(2, g.attrs);
-      w.varint(3, g.link);
+      openSample(w, field, g);
       w.fork(4);
       w.element(v);
       w.join();
@@ -310,10 +307,7 @@ function writeGroups(w: ProtoWriter, field: number, obs: Observations, t: number
       count++;
     }
     if (count === 0) continue;
-    w.fork(field);
-    w.varint(1, g.stack);
-    w.packedVarints(2, g.attrs);
-    w.varint(3, g.link);
+    openSample(w, field, g);
     if (!g.timed) {
       w.fork(4);
       w.element(sum);
@@ -334,6 +328,14 @@ function writeGroups(w: ProtoWriter, field: number, obs: Observations, t: number
     w.join();
   }
   return groups.length;
+}
+
+/** Start group `g`'s OTLP Sample: stack, attributes, link; the caller writes its values (and times) and joins. */
+function openSample(w: ProtoWriter, field: number, g: Group): void {
+  w.fork(field);
+  w.varint(1, g.stack);
+  w.packedVarints(2, g.attrs);
+  w.varint(3, g.link);
 }
 
 /** Copy `n` values to `out` from `at`; false when one is not a safe integer. */
