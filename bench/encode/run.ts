@@ -11,13 +11,12 @@ import { findLabel, setSampleTimes } from '../../src/core/pprof.js';
 import type { Profile } from '../../src/core/pprof.js';
 import { LABEL_TIMESTAMP_NS } from '../../src/core/labels.js';
 import { handProfile, makeWindow, newSpan } from '../../test/profile/fixtures.js';
+import { option } from '../args.js';
 import type { HandFrame, HandSample } from '../../test/profile/fixtures.js';
 
-const runsArg = process.argv.indexOf('--runs');
-const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 9;
-const timesArg = process.argv.indexOf('--times');
-const TIMES = timesArg > 0 ? process.argv[timesArg + 1] : 'beside';
-if (TIMES !== 'beside' && TIMES !== 'labels') throw new Error(`--times: expected beside or labels, got ${String(TIMES)}`);
+const RUNS = Number(option(process.argv, '--runs', '9'));
+const TIMES = option(process.argv, '--times', 'beside');
+if (TIMES !== 'beside' && TIMES !== 'labels') throw new Error(`--times: expected beside or labels, got ${TIMES}`);
 const SAMPLES = 60_000;
 const SPANS = 1000;
 const STACKS = 500;
